@@ -1,0 +1,934 @@
+#include "core.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fio_compat.h"
+#include "options.h"
+#include "namespace.h"
+#include "pattern.h"
+
+/* fio's JSON slot of each operation: create=write, read=read, delete=trim
+ * (clat_ns), stat=sync (lat_ns). */
+static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
+	[MDFIO_OP_CREATE] = DDIR_WRITE,
+	[MDFIO_OP_STAT] = DDIR_SYNC,
+	[MDFIO_OP_READ] = DDIR_READ,
+	[MDFIO_OP_DELETE] = DDIR_TRIM,
+};
+static const char *const op_name[MDFIO_OP_NR] = {
+	"create", "stat", "read", "delete" };
+/* The data direction that carries each phase's headline count. */
+static const enum fio_ddir phase_ddir[] = {
+	[MDFIO_PRECREATE] = DDIR_WRITE,
+	[MDFIO_BENCHMARK] = DDIR_READ,
+	[MDFIO_CLEANUP] = DDIR_TRIM,
+};
+static const char *const phase_rw[] = { "write", "read", "trim" };
+
+struct op_count {
+	uint64_t ok, err;
+	int first_errno;
+	char first_path[PATH_MAX];
+};
+
+struct mdfio_job {
+	const struct mdfio_backend *be;
+	enum mdfio_phase phase;
+	uint32_t rank, ranks, datasets, offset;
+	uint64_t precreate, steps, start, pos;
+	size_t size;
+	int read_only, verify, recover;
+	char root[PATH_MAX];
+	char status_path[PATH_MAX];
+	char run[MDFIO_RUN_LEN];
+	uint64_t units, next;
+	/* dataset paths: own, read-from and write-to, for each d */
+	char *dsets;
+	size_t stride;
+	size_t *own_len, *rd_len, *wr_len;
+	char **own, **rd, **wr;
+	uint32_t *rd_rank, *wr_rank;
+	char path[PATH_MAX];
+	uint8_t *obj, *ref;
+	struct op_count op[MDFIO_OP_NR];
+	uint64_t dsets_ok, dsets_err;
+	int entered;
+	/* recovery: the dataset being read and its directory stream */
+	uint32_t rec_d;
+	DIR *rec_dir;
+};
+
+/* ---------------------------------------------------------------- options */
+
+static int say_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int say_err(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_err("mdfio: %s\n", buf);
+	return 1;
+}
+
+/* "value|default": a jobfile writes datasets=${MDW_D}|10 because fio turns an
+ * unset variable into "" and rejects empty values. */
+static const char *pick(const char *s, char *buf, size_t len)
+{
+	const char *bar = strchr(s, '|');
+
+	if (!bar)
+		return s;
+	if (bar != s) {
+		size_t n = (size_t)(bar - s);
+
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		return buf;
+	}
+	return bar + 1;
+}
+
+static int parse_u64(const char *name, const char *s, uint64_t min,
+		     uint64_t max, uint64_t *out)
+{
+	char buf[256], *end;
+	const char *v = pick(s, buf, sizeof(buf));
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || *end || errno || x < min || x > max)
+		return say_err("%s=%s: expected an integer from %" PRIu64
+			       " to %" PRIu64, name, s, min, max);
+	*out = x;
+	return 0;
+}
+
+static struct mdfio_options *opts_of(void *data)
+{
+	return data;
+}
+
+#define U32_OPT(fn, field, lo, hi)					\
+static int fn(void *data, const char *s)				\
+{									\
+	uint64_t v;							\
+	if (parse_u64(#field, s, lo, hi, &v))				\
+		return 1;						\
+	opts_of(data)->field = (unsigned int)v;				\
+	return 0;							\
+}
+#define U64_OPT(fn, field, lo, hi)					\
+static int fn(void *data, const char *s)				\
+{									\
+	uint64_t v;							\
+	if (parse_u64(#field, s, lo, hi, &v))				\
+		return 1;						\
+	opts_of(data)->field = v;					\
+	return 0;							\
+}
+
+U32_OPT(cb_datasets, datasets, 1, UINT32_MAX)
+U32_OPT(cb_rank_offset, rank_offset, 0, UINT32_MAX)
+U32_OPT(cb_read_only, read_only, 0, 1)
+U32_OPT(cb_verify_read, verify_read, 0, 1)
+U64_OPT(cb_precreate, precreate, 1, (uint64_t)1 << 40)
+U64_OPT(cb_steps, steps, 1, (uint64_t)1 << 40)
+U64_OPT(cb_start_index, start_index, 0, (uint64_t)1 << 60)
+
+static int cb_phase(void *data, const char *s)
+{
+	static const char *const names[] = { "precreate", "benchmark", "cleanup" };
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[64];
+	const char *v = pick(s, buf, sizeof(buf));
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		if (strcmp(v, names[i]))
+			continue;
+		opts_of(data)->phase = i + 1;
+		/* the headline direction; init checks a later rw= agrees */
+		if (td)
+			td->o.td_ddir = i == 0 ? TD_DDIR_WRITE :
+				i == 1 ? TD_DDIR_READ : TD_DDIR_TRIM;
+		return 0;
+	}
+	return say_err("phase=%s: expected precreate, benchmark or cleanup", s);
+}
+
+/* ranks, object_size and root set fio's own numjobs, bs and directory; they
+ * exist only so that a jobfile can give those a default (see pick()). */
+static int cb_ranks(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	uint64_t v;
+
+	if (parse_u64("ranks", s, 1, 1u << 20, &v))
+		return 1;
+	if (td)
+		td->o.numjobs = (unsigned int)v;
+	return 0;
+}
+
+static int cb_object_size(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	uint64_t v;
+	int d;
+
+	if (parse_u64("object_size", s, 1, 1u << 30, &v))
+		return 1;
+	for (d = 0; td && d < DDIR_RWDIR_CNT; d++)
+		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = v;
+	return 0;
+}
+
+static int cb_root(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[PATH_MAX];
+	const char *v = pick(s, buf, sizeof(buf));
+
+	if (!*v)
+		return say_err("root=%s: expected a directory", s);
+	if (td) {
+		free(td->o.directory);
+		td->o.directory = strdup(v);
+	}
+	return 0;
+}
+
+#define OPT(n, fn, defv, text) {					\
+	.name = n, .lname = n, .type = FIO_OPT_STR_STORE, .cb = fn,	\
+	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
+	.group = FIO_OPT_G_INVALID }
+
+struct fio_option mdfio_options[] = {
+	OPT("phase", cb_phase, NULL,
+	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
+	OPT("datasets", cb_datasets, "10",
+	    "Datasets (directories) per rank, md-workbench -D"),
+	OPT("precreate_per_set", cb_precreate, "3000",
+	    "Objects per dataset, the FIFO depth, md-workbench -P"),
+	OPT("steps_per_set", cb_steps, "1000",
+	    "Benchmark steps per dataset per run, md-workbench -I"),
+	OPT("rank_offset", cb_rank_offset, "1",
+	    "Rank distance to the datasets read and written, md-workbench -O"),
+	OPT("start_index", cb_start_index, "0",
+	    "Index of the first object, md-workbench --start-item"),
+	OPT("read_only", cb_read_only, "0",
+	    "1: benchmark only stats and reads, md-workbench --read-only"),
+	OPT("verify_read", cb_verify_read, "0",
+	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
+	OPT("ranks", cb_ranks, NULL,
+	    "Sets numjobs (the number of ranks); accepts value|default"),
+	OPT("object_size", cb_object_size, NULL,
+	    "Sets bs (bytes per object, md-workbench -S); accepts value|default"),
+	OPT("root", cb_root, NULL,
+	    "Sets directory (the namespace root, md-workbench -o); accepts value|default"),
+	{ .name = NULL },
+};
+
+/* ----------------------------------------------------------------- checks */
+
+static int check_fio_options(struct thread_data *td, enum mdfio_phase ph)
+{
+	struct thread_options *o = &td->o;
+	enum fio_ddir dd = phase_ddir[ph];
+	enum td_ddir want = ph == MDFIO_PRECREATE ? TD_DDIR_WRITE :
+		ph == MDFIO_BENCHMARK ? TD_DDIR_READ : TD_DDIR_TRIM;
+
+	if (o->td_ddir != want)
+		return say_err("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
+			       mdfio_phase_name(ph), phase_rw[ph], phase_rw[ph]);
+	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
+		return say_err("bs must be one fixed size (the object size), not a range");
+	/* fio has set size itself by now (setup runs first), so ask the
+	 * parser whether the user gave it */
+	if (fio_option_is_set(o, size) || fio_option_is_set(o, io_size))
+		return say_err("size/io_size must not be set: the phase decides how many objects and steps there are");
+	if (o->timeout || o->time_based)
+		return say_err("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
+	if (o->number_ios)
+		return say_err("number_ios must not be set: use steps_per_set");
+	if (o->loops > 1)
+		return say_err("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
+	if (o->nr_files > 1)
+		return say_err("nrfiles must be 1: objects are not fio files");
+	if (!o->directory || !*o->directory)
+		return say_err("directory= (or root=) is required: the namespace root");
+	if (strchr(o->directory, ':'))
+		return say_err("directory=%s: one directory only (no ':' list)",
+			       o->directory);
+	return 0;
+}
+
+static uint64_t phase_units(const struct mdfio_options *eo)
+{
+	uint64_t per_set = eo->phase == MDFIO_BENCHMARK + 1 ? eo->steps
+							   : eo->precreate;
+	return per_set * eo->datasets;
+}
+
+/* ------------------------------------------------------------ status file */
+
+/* The job a clone was made from: fio gives clones numjobs=1 and places them
+ * right after their parent (subjob 0), which keeps the real numjobs. */
+static struct thread_data *job_parent(struct thread_data *td)
+{
+	struct thread_data *t, *parent = td;
+	int i;
+
+	if (!td->subjob_number)
+		return td;
+	for_each_td(t, i) {
+		if (t->thread_number > td->thread_number)
+			break;
+		if (!t->subjob_number)
+			parent = t;
+	}
+	return parent;
+}
+
+/* Names the job (not the clone): the fio process, its start time, and the
+ * job's first thread. Clones of one job share it; a later job or another fio
+ * invocation gets a different one. */
+static void make_run_id(struct thread_data *td, char *out)
+{
+	pid_t fio = td->o.use_thread ? getpid() : getppid();
+	unsigned long long start = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)fio);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+			int i;
+
+			for (i = 0; p && i < 20; i++)
+				p = strchr(p + 1, ' ');
+			if (p)
+				start = strtoull(p + 1, NULL, 10);
+		}
+		fclose(f);
+	}
+	snprintf(out, MDFIO_RUN_LEN, "%d.%llu.%u", (int)fio, start,
+		 job_parent(td)->thread_number);
+}
+
+static int namespace_clear(struct mdfio_job *j)
+{
+	char p[PATH_MAX];
+	struct stat sb;
+	uint32_t r, d;
+
+	for (r = 0; r < j->ranks; r++) {
+		for (d = 0; d < j->datasets; d++) {
+			if (!mdfio_dataset_path(p, sizeof(p), j->root, r, d))
+				return say_err("directory=%s: path too long", j->root);
+			if (!lstat(p, &sb) || errno != ENOENT)
+				return say_err("%s already exists: refusing to precreate over it (nothing was touched)", p);
+		}
+	}
+	return 0;
+}
+
+static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
+{
+	uint32_t r;
+
+	st->ranks = j->ranks;
+	st->datasets = j->datasets;
+	st->precreate = j->precreate;
+	st->object_size = j->size;
+	st->start = j->start;
+	for (r = 0; r < j->ranks; r++) {
+		st->rank[r].state = MDFIO_RS_PRECREATING;
+		st->rank[r].pos = j->start;
+		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
+	}
+}
+
+static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
+{
+	if (st->ranks != j->ranks)
+		return say_err("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
+			       j->status_path, st->ranks, j->ranks);
+	if (st->datasets != j->datasets)
+		return say_err("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
+			       j->status_path, st->datasets, j->datasets);
+	if (st->precreate != j->precreate)
+		return say_err("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
+			       j->status_path, st->precreate, j->precreate);
+	if (st->object_size != j->size)
+		return say_err("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
+			       j->status_path, st->object_size, j->size);
+	return 0;
+}
+
+/* Enters the phase: checks the status and marks this rank as working. */
+static int enter_phase(struct mdfio_job *j)
+{
+	static const enum mdfio_rank_state working[] = {
+		MDFIO_RS_PRECREATING, MDFIO_RS_BENCHMARKING, MDFIO_RS_CLEANING };
+	struct mdfio_status st = { 0 };
+	char msg[512];
+	int fd, err, have, ret = 1;
+
+	for (;;) {
+		err = mdfio_status_lock(j->status_path, &fd);
+		if (!err || err != ENOENT || j->phase != MDFIO_PRECREATE)
+			break;
+		/* first rank of a new namespace: check, then create */
+		if (namespace_clear(j))
+			return 1;
+		st.rank = calloc(j->ranks, sizeof(*st.rank));
+		if (!st.rank)
+			return say_err("out of memory");
+		fill_status(j, &st);
+		err = mdfio_status_create(j->status_path, &st);
+		mdfio_status_free(&st);
+		if (err && err != EEXIST)
+			return say_err("cannot create %s: %s", j->status_path,
+				       strerror(err));
+	}
+	have = !err;
+	if (err && err != ENOENT)
+		return say_err("cannot open %s: %s", j->status_path, strerror(err));
+	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
+		say_err("%s: %s; refusing to touch this directory", j->status_path, msg);
+		goto out;
+	}
+	if (have && status_mismatch(j, &st))
+		goto out;
+	if (mdfio_status_enter(have ? &st : NULL, j->phase, j->rank, j->run,
+			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
+			       msg, sizeof(msg))) {
+		say_err("%s: %s", j->root, msg);
+		goto out;
+	}
+	st.rank[j->rank].state = working[j->phase];
+	st.rank[j->rank].pos = j->pos;
+	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
+	err = mdfio_status_write(fd, &st);
+	if (err) {
+		say_err("cannot update %s: %s", j->status_path, strerror(err));
+		goto out;
+	}
+	j->entered = 1;
+	ret = 0;
+out:
+	mdfio_status_free(&st);
+	if (have)
+		mdfio_status_unlock(fd);
+	return ret;
+}
+
+/* Leaves the phase: records the new position; the last rank out of a
+ * cleanup removes the status file. */
+static void leave_phase(struct mdfio_job *j, int complete)
+{
+	struct mdfio_status st;
+	struct mdfio_rank_rec *me;
+	char msg[512];
+	uint32_t r, cleaned = 0;
+	int fd, err;
+
+	err = mdfio_status_lock(j->status_path, &fd);
+	if (err) {
+		say_err("cannot reopen %s: %s", j->status_path, strerror(err));
+		return;
+	}
+	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
+		say_err("%s: %s", j->status_path, msg);
+		mdfio_status_unlock(fd);
+		return;
+	}
+	me = &st.rank[j->rank];
+	if (complete) {
+		switch (j->phase) {
+		case MDFIO_PRECREATE:
+			me->state = MDFIO_RS_READY;
+			break;
+		case MDFIO_BENCHMARK:
+			me->state = MDFIO_RS_READY;
+			me->pos = j->pos + (j->read_only ? 0 : j->steps);
+			break;
+		case MDFIO_CLEANUP:
+			me->state = MDFIO_RS_CLEANED;
+			break;
+		}
+	}
+	for (r = 0; r < st.ranks; r++)
+		cleaned += st.rank[r].state == MDFIO_RS_CLEANED;
+	if (cleaned == st.ranks)
+		err = unlink(j->status_path) ? errno : 0;
+	else
+		err = mdfio_status_write(fd, &st);
+	if (err)
+		say_err("cannot update %s: %s", j->status_path, strerror(err));
+	mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static int build_paths(struct mdfio_job *j)
+{
+	uint32_t d;
+
+	j->stride = strlen(j->root) + 48;
+	j->dsets = malloc((size_t)j->datasets * 3 * j->stride);
+	j->own = calloc((size_t)j->datasets * 3, sizeof(char *));
+	j->own_len = calloc((size_t)j->datasets * 3, sizeof(size_t));
+	j->rd_rank = calloc((size_t)j->datasets * 2, sizeof(uint32_t));
+	if (!j->dsets || !j->own || !j->own_len || !j->rd_rank)
+		return say_err("out of memory for %" PRIu32 " datasets", j->datasets);
+	j->rd = j->own + j->datasets;
+	j->wr = j->rd + j->datasets;
+	j->rd_len = j->own_len + j->datasets;
+	j->wr_len = j->rd_len + j->datasets;
+	j->wr_rank = j->rd_rank + j->datasets;
+	for (d = 0; d < j->datasets; d++) {
+		j->rd_rank[d] = mdfio_read_rank(j->rank, d, j->offset, j->ranks);
+		j->wr_rank[d] = mdfio_write_rank(j->rank, d, j->offset, j->ranks);
+		j->own[d] = j->dsets + (size_t)d * j->stride;
+		j->rd[d] = j->own[d] + (size_t)j->datasets * j->stride;
+		j->wr[d] = j->rd[d] + (size_t)j->datasets * j->stride;
+		j->own_len[d] = mdfio_dataset_path(j->own[d], j->stride, j->root, j->rank, d);
+		j->rd_len[d] = mdfio_dataset_path(j->rd[d], j->stride, j->root, j->rd_rank[d], d);
+		j->wr_len[d] = mdfio_dataset_path(j->wr[d], j->stride, j->root, j->wr_rank[d], d);
+		if (strlen(j->root) + 48 > sizeof(j->path))
+			return say_err("directory=%s: path too long", j->root);
+	}
+	return 0;
+}
+
+/* Objects left in our datasets, for a cleanup that cannot trust the status. */
+static uint64_t count_objects(struct mdfio_job *j)
+{
+	uint64_t n = 0, idx;
+	uint32_t d;
+
+	for (d = 0; d < j->datasets; d++) {
+		DIR *dir = opendir(j->own[d]);
+		struct dirent *de;
+
+		if (!dir)
+			continue;
+		while ((de = readdir(dir)))
+			n += mdfio_parse_object_name(de->d_name, &idx);
+		closedir(dir);
+	}
+	return n;
+}
+
+static void set_units(struct thread_data *td, uint64_t units)
+{
+	uint64_t bytes = units * td->o.bs[phase_ddir[0]];
+	struct fio_file *f = td->files[0];
+
+	f->real_file_size = bytes;
+	f->io_size = bytes;
+	f->file_offset = 0;
+	td->o.size = bytes;
+	td->total_io_size = bytes;
+}
+
+int mdfio_setup(struct thread_data *td)
+{
+	struct mdfio_options *eo = td->eo;
+	uint64_t units = phase_units(eo);
+
+	/* fio calls this in its main process before any job runs, so only
+	 * the options are known here; init() corrects it for a recovery */
+	if (!td->files || !td->o.nr_files)
+		return 0;
+	set_units(td, units ? units : 1);
+	return 0;
+}
+
+int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
+{
+	struct mdfio_options *eo = td->eo;
+	struct mdfio_job *j;
+	struct stat sb;
+
+	if (!eo->phase)
+		return say_err("phase= is required: precreate, benchmark or cleanup");
+	if (check_fio_options(td, (enum mdfio_phase)(eo->phase - 1)))
+		return 1;
+	if (eo->steps > eo->precreate && eo->phase == MDFIO_BENCHMARK + 1)
+		return say_err("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object created in the same run",
+			       eo->steps, eo->precreate);
+	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
+		return say_err("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
+			       td->o.directory);
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return say_err("out of memory");
+	td->io_ops_data = j;
+	j->be = be;
+	j->phase = (enum mdfio_phase)(eo->phase - 1);
+	j->rank = td->subjob_number;
+	j->ranks = job_parent(td)->o.numjobs;
+	if (j->rank >= j->ranks)
+		return say_err("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
+			       j->rank, j->ranks);
+	j->datasets = eo->datasets;
+	j->offset = eo->rank_offset;
+	j->precreate = eo->precreate;
+	j->steps = eo->steps;
+	j->start = eo->start_index;
+	j->size = td->o.bs[phase_ddir[j->phase]];
+	j->read_only = eo->read_only;
+	j->verify = eo->verify_read;
+	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
+	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
+			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
+		return say_err("directory=%s: path too long", j->root);
+	make_run_id(td, j->run);
+	if (build_paths(j))
+		return 1;
+	j->obj = malloc(j->size);
+	j->ref = malloc(j->size);
+	if (!j->obj || !j->ref)
+		return say_err("out of memory for bs=%zu", j->size);
+	mdfio_pattern_fill(j->ref, j->size);
+	memcpy(j->obj, j->ref, j->size);
+	if (enter_phase(j))
+		return 1;
+	j->units = phase_units(eo);
+	if (j->recover) {
+		uint64_t n = count_objects(j);
+
+		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets\n",
+			 j->rank, j->root, n);
+		j->units = n ? n : 1;
+		set_units(td, j->units);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the ops */
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void record(struct thread_data *td, struct mdfio_job *j,
+		   enum mdfio_op op, uint64_t ns, int err)
+{
+	struct op_count *c = &j->op[op];
+	enum fio_ddir dd = op_ddir[op];
+
+	if (dd == DDIR_SYNC)
+		td->ts.total_io_u[DDIR_SYNC]++;
+	if (!err) {
+		c->ok++;
+		if (dd == DDIR_SYNC)
+			add_sync_clat_sample(&td->ts, ns);
+		else
+			mdfio_add_clat(td, dd, ns, j->size);
+		return;
+	}
+	if (dd != DDIR_SYNC)
+		td->ts.drop_io_u[dd]++;
+	if (!c->err++) {
+		c->first_errno = err;
+		snprintf(c->first_path, sizeof(c->first_path), "%s", j->path);
+	}
+}
+
+static int timed_create(struct thread_data *td, struct mdfio_job *j,
+			uint32_t owner, uint32_t d, uint64_t idx)
+{
+	uint64_t t0;
+	int err;
+
+	mdfio_pattern_stamp(j->obj, j->size, owner, d, idx);
+	t0 = now_ns();
+	err = j->be->create(j->path, j->obj, j->size);
+	record(td, j, MDFIO_OP_CREATE, now_ns() - t0, err);
+	return err;
+}
+
+static int timed_delete(struct thread_data *td, struct mdfio_job *j)
+{
+	uint64_t t0 = now_ns();
+	int err = j->be->unlink(j->path);
+
+	record(td, j, MDFIO_OP_DELETE, now_ns() - t0, err);
+	return err;
+}
+
+static int make_datasets(struct mdfio_job *j)
+{
+	uint32_t d;
+
+	for (d = 0; d < j->datasets; d++) {
+		int err = j->be->mkdir(j->own[d]);
+
+		if (err) {
+			j->dsets_err++;
+			return say_err("rank %" PRIu32 ": cannot create dataset %s: %s",
+				       j->rank, j->own[d], strerror(err));
+		}
+		j->dsets_ok++;
+	}
+	return 0;
+}
+
+static void remove_dataset(struct mdfio_job *j, uint32_t d)
+{
+	int err = j->be->rmdir(j->own[d]);
+
+	if (!err || (err == ENOENT && j->recover)) {
+		j->dsets_ok += !err;
+		return;
+	}
+	j->dsets_err++;
+	say_err("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
+		j->own[d], strerror(err), err == ENOTEMPTY ?
+		" (it holds files mdfio did not expect; they were left alone)" : "");
+}
+
+static int unit_precreate(struct thread_data *td, struct mdfio_job *j,
+			  uint64_t k)
+{
+	uint64_t f = k / j->datasets;
+	uint32_t d = (uint32_t)(k % j->datasets);
+
+	if (!k && make_datasets(j))
+		return -1;
+	mdfio_object_path(memcpy(j->path, j->own[d], j->own_len[d]),
+			  sizeof(j->path), j->own_len[d], j->pos + f);
+	return timed_create(td, j, j->rank, d, j->pos + f);
+}
+
+/* One md-workbench step: stat, read, delete an object of readRank, create
+ * one for writeRank. Returns 0 if the object was read. */
+static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
+			  uint64_t k, void *rbuf)
+{
+	uint64_t f = k / j->datasets, idx = j->pos + f, size, t0;
+	uint32_t d = (uint32_t)(k % j->datasets);
+	int err, read_err;
+
+	mdfio_object_path(memcpy(j->path, j->rd[d], j->rd_len[d]),
+			  sizeof(j->path), j->rd_len[d], idx);
+	t0 = now_ns();
+	err = j->be->stat(j->path, &size);
+	record(td, j, MDFIO_OP_STAT, now_ns() - t0, err);
+	if (err)
+		return err;
+
+	t0 = now_ns();
+	read_err = j->be->read(j->path, rbuf, j->size);
+	if (!read_err && j->verify &&
+	    (size != j->size || mdfio_pattern_check(rbuf, j->ref, j->size,
+						     j->rd_rank[d], d, idx)))
+		read_err = EBADMSG;
+	record(td, j, MDFIO_OP_READ, now_ns() - t0, read_err);
+	if (j->read_only)
+		return read_err;
+
+	timed_delete(td, j);
+	mdfio_object_path(memcpy(j->path, j->wr[d], j->wr_len[d]),
+			  sizeof(j->path), j->wr_len[d], j->precreate + idx);
+	timed_create(td, j, j->wr_rank[d], d, j->precreate + idx);
+	return read_err;
+}
+
+static int unit_cleanup(struct thread_data *td, struct mdfio_job *j,
+			uint64_t k)
+{
+	uint64_t f = k % j->precreate;
+	uint32_t d = (uint32_t)(k / j->precreate);
+	int err;
+
+	mdfio_object_path(memcpy(j->path, j->own[d], j->own_len[d]),
+			  sizeof(j->path), j->own_len[d], j->pos + f);
+	err = timed_delete(td, j);
+	if (f == j->precreate - 1)
+		remove_dataset(j, d);
+	return err;
+}
+
+/* Recovery: the next object found by reading our dataset directories. */
+static int unit_recover(struct thread_data *td, struct mdfio_job *j)
+{
+	struct dirent *de;
+	uint64_t idx;
+
+	for (;;) {
+		if (!j->rec_dir) {
+			if (j->rec_d >= j->datasets)
+				return ENOENT;
+			j->rec_dir = opendir(j->own[j->rec_d]);
+			if (!j->rec_dir) {
+				j->rec_d++;
+				continue;
+			}
+		}
+		while ((de = readdir(j->rec_dir))) {
+			if (!mdfio_parse_object_name(de->d_name, &idx))
+				continue;
+			mdfio_object_path(memcpy(j->path, j->own[j->rec_d],
+						 j->own_len[j->rec_d]),
+					  sizeof(j->path), j->own_len[j->rec_d], idx);
+			return timed_delete(td, j);
+		}
+		closedir(j->rec_dir);
+		j->rec_dir = NULL;
+		j->rec_d++;
+	}
+}
+
+enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct mdfio_job *j = td->io_ops_data;
+	uint64_t k = j->next;
+	int ret;
+
+	if (k >= j->units) {
+		/* fio asked for more than the phase holds: stop it there */
+		td->done = 1;
+		io_u->resid = io_u->xfer_buflen;
+		return FIO_Q_COMPLETED;
+	}
+	j->next++;
+	switch (j->phase) {
+	case MDFIO_PRECREATE:
+		ret = unit_precreate(td, j, k);
+		break;
+	case MDFIO_BENCHMARK:
+		ret = unit_benchmark(td, j, k, io_u->xfer_buf);
+		break;
+	default:
+		ret = j->recover ? unit_recover(td, j) : unit_cleanup(td, j, k);
+		break;
+	}
+	if (ret < 0) {
+		/* cannot go on (e.g. a dataset could not be made) */
+		io_u->error = EIO;
+		return FIO_Q_COMPLETED;
+	}
+	/* a failed unit transfers nothing: total_ios counts attempts,
+	 * io_bytes only objects that were really created, read or deleted */
+	io_u->resid = ret ? io_u->xfer_buflen : 0;
+	if (j->next == j->units) {
+		if (j->phase == MDFIO_CLEANUP && j->recover) {
+			uint32_t d;
+
+			for (d = 0; d < j->datasets; d++)
+				remove_dataset(j, d);
+		}
+		td->done = 1;
+	}
+	return FIO_Q_COMPLETED;
+}
+
+int mdfio_open_file(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;	/* objects are not fio files: nothing to open */
+}
+
+int mdfio_close_file(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;
+}
+
+static uint64_t report_errors(struct mdfio_job *j)
+{
+	uint64_t total = j->dsets_err;
+	int op;
+
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		const struct op_count *c = &j->op[op];
+
+		if (!c->err)
+			continue;
+		total += c->err;
+		say_err("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
+			j->rank, mdfio_phase_name(j->phase), c->err, op_name[op],
+			c->err > 1 ? "s" : "", c->first_path,
+			strerror(c->first_errno));
+	}
+	return total;
+}
+
+void mdfio_cleanup(struct thread_data *td)
+{
+	struct mdfio_job *j = td->io_ops_data;
+	int complete;
+
+	if (!j)
+		return;
+	if (j->rec_dir)
+		closedir(j->rec_dir);
+	complete = j->next == j->units;
+	if (j->entered) {
+		if (!complete)
+			say_err("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
+				j->rank, j->next, j->units, mdfio_phase_name(j->phase));
+		leave_phase(j, complete && !(j->phase == MDFIO_CLEANUP && j->dsets_err));
+	}
+	if (report_errors(j) && !td->error)
+		td_verror(td, EIO, "mdfio");
+	free(j->dsets);
+	free(j->own);
+	free(j->own_len);
+	free(j->rd_rank);
+	free(j->obj);
+	free(j->ref);
+	free(j);
+	td->io_ops_data = NULL;
+}
+
+/* ----------------------------------------------------------------- loading */
+
+void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine)
+{
+	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
+
+	*ops = NULL;
+	if (!running) {
+		fprintf(stderr, "mdfio: %s: the loading program exports no fio_version_string; load this engine from fio (built for %s)\n",
+			mine->name, MDFIO_FIO_VERSION);
+		return;
+	}
+	if (strcmp(running, MDFIO_FIO_VERSION)) {
+		fprintf(stderr, "mdfio: %s was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
+			mine->name, MDFIO_FIO_VERSION, running);
+		return;
+	}
+	*ops = mine;
+}

@@ -1,0 +1,67 @@
+#include "namespace.h"
+
+#include <string.h>
+
+size_t mdfio_utoa(char *p, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
+			  uint32_t rank, uint32_t d)
+{
+	size_t rl = strlen(root), n;
+
+	/* root + '/' + 2*10 digits + '_' + '/' + "file-" + 20 digits + NUL */
+	if (rl + 48 > len)
+		return 0;
+	memcpy(buf, root, rl);
+	n = rl;
+	buf[n++] = '/';
+	n += mdfio_utoa(buf + n, rank);
+	buf[n++] = '_';
+	n += mdfio_utoa(buf + n, d);
+	buf[n] = '\0';
+	return n;
+}
+
+size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index)
+{
+	size_t n = dlen;
+
+	if (dlen + 27 > len)
+		return 0;
+	memcpy(buf + n, "/file-", 6);
+	n += 6;
+	n += mdfio_utoa(buf + n, index);
+	buf[n] = '\0';
+	return n;
+}
+
+int mdfio_parse_object_name(const char *name, uint64_t *index)
+{
+	const char *p;
+	uint64_t v = 0;
+
+	if (strncmp(name, "file-", 5))
+		return 0;
+	p = name + 5;
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1]))
+		return 0;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (UINT64_MAX >> 1) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*index = v;
+	return 1;
+}

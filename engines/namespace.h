@@ -1,0 +1,42 @@
+/* The md-workbench namespace: which rank a step reads from and writes to, and
+ * how datasets and objects are named. Pure functions, no fio, no I/O. */
+#ifndef MDFIO_NAMESPACE_H
+#define MDFIO_NAMESPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* (rank - offset*(d+1)) mod ranks, kept non-negative. */
+static inline uint32_t mdfio_read_rank(uint32_t rank, uint32_t d,
+				       uint32_t offset, uint32_t ranks)
+{
+	uint64_t back = ((uint64_t)offset * (d + 1)) % ranks;
+
+	return (uint32_t)((rank + ranks - back) % ranks);
+}
+
+/* (rank + offset*(d+1)) mod ranks. */
+static inline uint32_t mdfio_write_rank(uint32_t rank, uint32_t d,
+					uint32_t offset, uint32_t ranks)
+{
+	uint64_t fwd = ((uint64_t)offset * (d + 1)) % ranks;
+
+	return (uint32_t)((rank + fwd) % ranks);
+}
+
+/* Writes the decimal digits of v at p (no terminator); returns their count. */
+size_t mdfio_utoa(char *p, uint64_t v);
+
+/* "<root>/<rank>_<d>" into buf; returns its length, or 0 if it does not fit. */
+size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
+			  uint32_t rank, uint32_t d);
+
+/* Appends "file-<index>" to a dataset path already in buf[0..dlen) plus '/'.
+ * Returns the total length, or 0 if it does not fit. */
+size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index);
+
+/* If name is "file-<digits>" (no leading zeros, fits in 63 bits), stores the
+ * index and returns 1; else 0. Recognises objects when reading a directory. */
+int mdfio_parse_object_name(const char *name, uint64_t *index);
+
+#endif

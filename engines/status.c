@@ -1,0 +1,352 @@
+#include "status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const state_names[] = {
+	[MDFIO_RS_PRECREATING] = "precreating",
+	[MDFIO_RS_READY] = "ready",
+	[MDFIO_RS_BENCHMARKING] = "benchmarking",
+	[MDFIO_RS_CLEANING] = "cleaning",
+	[MDFIO_RS_CLEANED] = "cleaned",
+};
+
+const char *mdfio_phase_name(enum mdfio_phase p)
+{
+	return p == MDFIO_PRECREATE ? "precreate" :
+	       p == MDFIO_BENCHMARK ? "benchmark" : "cleanup";
+}
+
+static void say(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+}
+
+char *mdfio_status_format(const struct mdfio_status *st)
+{
+	char *buf;
+	/* header fields and rank lines have bounded widths */
+	size_t len = 512 + (size_t)st->ranks * (96 + MDFIO_RUN_LEN), n;
+	uint32_t r;
+
+	buf = malloc(len);
+	if (!buf)
+		return NULL;
+	n = (size_t)snprintf(buf, len,
+		"mdfio-status 1\nranks %" PRIu32 "\ndatasets %" PRIu32
+		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
+		"\nstart-index %" PRIu64 "\n", st->ranks, st->datasets,
+		st->precreate, st->object_size, st->start);
+	for (r = 0; r < st->ranks; r++)
+		n += (size_t)snprintf(buf + n, len - n,
+			"rank %" PRIu32 " %s %" PRIu64 " %s\n", r,
+			state_names[st->rank[r].state], st->rank[r].pos,
+			st->rank[r].run[0] ? st->rank[r].run : "-");
+	return buf;
+}
+
+void mdfio_status_free(struct mdfio_status *st)
+{
+	free(st->rank);
+	st->rank = NULL;
+}
+
+static int header_field(const char **p, const char *key, uint64_t *v)
+{
+	size_t kl = strlen(key);
+	char *end;
+
+	if (strncmp(*p, key, kl) || (*p)[kl] != ' ')
+		return -1;
+	errno = 0;
+	*v = strtoull(*p + kl + 1, &end, 10);
+	if (errno || end == *p + kl + 1 || *end != '\n')
+		return -1;
+	*p = end + 1;
+	return 0;
+}
+
+int mdfio_status_parse(const char *text, struct mdfio_status *st,
+		       char *msg, size_t msglen)
+{
+	static const char *const keys[] = { "ranks", "datasets",
+		"precreate-per-set", "object-size", "start-index" };
+	uint64_t v[5];
+	const char *p = text;
+	uint32_t r;
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	if (strncmp(p, "mdfio-status 1\n", 15)) {
+		say(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' first line)");
+		return -1;
+	}
+	p += 15;
+	for (i = 0; i < 5; i++) {
+		if (header_field(&p, keys[i], &v[i])) {
+			say(msg, msglen, "malformed line where '%s <n>' belongs", keys[i]);
+			return -1;
+		}
+	}
+	if (!v[0] || v[0] > UINT32_MAX || !v[1] || v[1] > UINT32_MAX) {
+		say(msg, msglen, "ranks and datasets must be 1..2^32-1");
+		return -1;
+	}
+	st->ranks = (uint32_t)v[0];
+	st->datasets = (uint32_t)v[1];
+	st->precreate = v[2];
+	st->object_size = v[3];
+	st->start = v[4];
+	st->rank = calloc(st->ranks, sizeof(*st->rank));
+	if (!st->rank) {
+		say(msg, msglen, "out of memory");
+		return -1;
+	}
+	for (r = 0; r < st->ranks; r++) {
+		char state[16], run[MDFIO_RUN_LEN];
+		unsigned long long pos;
+		unsigned int rr;
+		int used = 0, s;
+
+		if (sscanf(p, "rank %u %15s %llu %63s%n", &rr, state, &pos,
+			   run, &used) != 4 || rr != r || p[used] != '\n') {
+			say(msg, msglen, "malformed or missing line for rank %" PRIu32, r);
+			goto err;
+		}
+		p += used + 1;
+		for (s = 0; s <= MDFIO_RS_CLEANED; s++)
+			if (!strcmp(state, state_names[s]))
+				break;
+		if (s > MDFIO_RS_CLEANED) {
+			say(msg, msglen, "unknown state '%s' for rank %" PRIu32, state, r);
+			goto err;
+		}
+		st->rank[r].state = (enum mdfio_rank_state)s;
+		st->rank[r].pos = pos;
+		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s",
+			 strcmp(run, "-") ? run : "");
+	}
+	if (*p) {
+		say(msg, msglen, "trailing data after rank %" PRIu32, st->ranks - 1);
+		goto err;
+	}
+	return 0;
+err:
+	mdfio_status_free(st);
+	return -1;
+}
+
+int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
+		       uint32_t rank, const char *run, uint64_t advance,
+		       uint64_t *pos, int *recover, char *msg, size_t msglen)
+{
+	uint64_t start = 0;
+	uint32_t k, first = UINT32_MAX;
+
+	*recover = 0;
+	if (phase == MDFIO_PRECREATE) {
+		if (!st)
+			return 0;
+		for (k = 0; k < st->ranks; k++) {
+			const struct mdfio_rank_rec *rec = &st->rank[k];
+
+			if (strcmp(rec->run, run) || rec->state > MDFIO_RS_READY) {
+				say(msg, msglen, "a namespace already exists (rank %" PRIu32
+				    " is %s at position %" PRIu64 "): run phase=cleanup to remove it, or use another directory",
+				    k, state_names[rec->state], rec->pos);
+				return -1;
+			}
+		}
+		*pos = st->start;
+		return 0;
+	}
+	if (!st) {
+		say(msg, msglen, "no namespace here (no %s): run phase=precreate first",
+		    MDFIO_STATUS_NAME);
+		return -1;
+	}
+	for (k = 0; k < st->ranks; k++) {
+		const struct mdfio_rank_rec *rec = &st->rank[k];
+		int ours = !strcmp(rec->run, run);
+		uint64_t s = rec->pos;
+
+		switch (rec->state) {
+		case MDFIO_RS_READY:
+			if (ours && phase == MDFIO_BENCHMARK)
+				s -= advance;	/* finished in this very job */
+			break;
+		case MDFIO_RS_BENCHMARKING:
+		case MDFIO_RS_CLEANING:
+		case MDFIO_RS_CLEANED:
+			if (ours)
+				break;
+			/* fall through */
+		case MDFIO_RS_PRECREATING:
+			if (phase == MDFIO_CLEANUP) {
+				*recover = 1;
+				break;
+			}
+			if (rec->state == MDFIO_RS_CLEANED ||
+			    rec->state == MDFIO_RS_CLEANING)
+				say(msg, msglen, "the namespace is being or was removed (rank %" PRIu32
+				    " is %s): finish it with phase=cleanup, then phase=precreate",
+				    k, state_names[rec->state]);
+			else
+				say(msg, msglen, "rank %" PRIu32 " was interrupted while %s, so the FIFO is incomplete: run phase=cleanup to remove the namespace",
+				    k, state_names[rec->state]);
+			return -1;
+		}
+		if (*recover)
+			continue;
+		if (first == UINT32_MAX) {
+			first = k;
+			start = s;
+		} else if (s != start) {
+			if (phase == MDFIO_CLEANUP) {
+				*recover = 1;
+				continue;
+			}
+			say(msg, msglen, "ranks disagree on the FIFO position (rank %" PRIu32
+			    " at %" PRIu64 ", rank %" PRIu32 " at %" PRIu64 "): run phase=cleanup to remove the namespace",
+			    first, start, k, s);
+			return -1;
+		}
+	}
+	*pos = *recover ? st->rank[rank].pos : start;
+	return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(fd, buf + done, len - done, (off_t)done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		done += (size_t)n;
+	}
+	return ftruncate(fd, (off_t)len) ? errno : 0;
+}
+
+int mdfio_status_create(const char *path, const struct mdfio_status *st)
+{
+	char tmp[4200];
+	char *text;
+	int fd, err;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
+			     (long)getpid()) >= sizeof(tmp))
+		return ENAMETOOLONG;
+	text = mdfio_status_format(st);
+	if (!text)
+		return ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(text);
+		return errno;
+	}
+	err = write_all(fd, text, strlen(text));
+	free(text);
+	if (!err && fsync(fd))
+		err = errno;
+	close(fd);
+	/* link() fails with EEXIST instead of replacing: a concurrent clone or
+	 * a foreign file of that name is never overwritten */
+	if (!err && link(tmp, path))
+		err = errno;
+	unlink(tmp);
+	return err;
+}
+
+int mdfio_status_lock(const char *path, int *fd)
+{
+	*fd = open(path, O_RDWR | O_CLOEXEC);
+	if (*fd < 0)
+		return errno;
+	while (flock(*fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int err = errno;
+
+			close(*fd);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
+		      size_t msglen)
+{
+	struct stat sb;
+	char *text;
+	size_t done = 0;
+	int ret;
+
+	if (fstat(fd, &sb)) {
+		say(msg, msglen, "cannot stat it: %s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
+		say(msg, msglen, "it is not an mdfio status file (not a small regular file)");
+		return -1;
+	}
+	text = malloc((size_t)sb.st_size + 1);
+	if (!text) {
+		say(msg, msglen, "out of memory");
+		return -1;
+	}
+	while (done < (size_t)sb.st_size) {
+		ssize_t n = pread(fd, text + done, (size_t)sb.st_size - done,
+				  (off_t)done);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			say(msg, msglen, "cannot read it: %s",
+			    n ? strerror(errno) : "file shrank");
+			free(text);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	text[done] = '\0';
+	ret = strlen(text) == done ? mdfio_status_parse(text, st, msg, msglen)
+		: (say(msg, msglen, "it is not an mdfio status file (binary data)"), -1);
+	free(text);
+	return ret;
+}
+
+int mdfio_status_write(int fd, const struct mdfio_status *st)
+{
+	char *text = mdfio_status_format(st);
+	int err;
+
+	if (!text)
+		return ENOMEM;
+	err = write_all(fd, text, strlen(text));
+	free(text);
+	return err;
+}
+
+void mdfio_status_unlock(int fd)
+{
+	close(fd);	/* releases the flock */
+}

@@ -1,0 +1,65 @@
+/* The namespace status file: md-workbench's run-info file ("pos: <s>"),
+ * extended so that separate fio jobs and separate fio invocations agree on
+ * the FIFO position, and so that a namespace left by a crashed run is
+ * recognised instead of trusted. One line per rank; every reader and writer
+ * holds flock() on it, so concurrent clones see each other's updates. */
+#ifndef MDFIO_STATUS_H
+#define MDFIO_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MDFIO_STATUS_NAME "mdfio.status"
+#define MDFIO_RUN_LEN 64
+
+enum mdfio_phase { MDFIO_PRECREATE, MDFIO_BENCHMARK, MDFIO_CLEANUP };
+
+enum mdfio_rank_state {
+	MDFIO_RS_PRECREATING,
+	MDFIO_RS_READY,
+	MDFIO_RS_BENCHMARKING,
+	MDFIO_RS_CLEANING,
+	MDFIO_RS_CLEANED,
+};
+
+struct mdfio_rank_rec {
+	enum mdfio_rank_state state;
+	uint64_t pos;			/* FIFO start index s of this rank */
+	char run[MDFIO_RUN_LEN];	/* job that last changed the record */
+};
+
+struct mdfio_status {
+	uint32_t ranks, datasets;
+	uint64_t precreate, object_size, start;
+	struct mdfio_rank_rec *rank;	/* ranks entries, malloc'd */
+};
+
+const char *mdfio_phase_name(enum mdfio_phase p);
+
+/* Text form. format returns a malloc'd string; parse returns 0 or -1 with a
+ * reason in msg. */
+char *mdfio_status_format(const struct mdfio_status *st);
+int mdfio_status_parse(const char *text, struct mdfio_status *st,
+		       char *msg, size_t msglen);
+void mdfio_status_free(struct mdfio_status *st);
+
+/* What a rank does on entering a phase, from the status as found (NULL: no
+ * status file). For the benchmark, advance is how far a finished run moves
+ * the position (I, or 0 when read-only). Returns 0 and sets *pos (and
+ * *recover for cleanup: the status cannot be trusted, read the directories)
+ * or -1 with a one-line reason in msg. */
+int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
+		       uint32_t rank, const char *run, uint64_t advance,
+		       uint64_t *pos, int *recover, char *msg, size_t msglen);
+
+/* File operations. create writes a new status atomically (temporary file +
+ * link) and fails with EEXIST if one is there. lock opens and flock()s an
+ * existing one (ENOENT if none); read/write operate on the locked fd. */
+int mdfio_status_create(const char *path, const struct mdfio_status *st);
+int mdfio_status_lock(const char *path, int *fd);
+int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
+		      size_t msglen);
+int mdfio_status_write(int fd, const struct mdfio_status *st);
+void mdfio_status_unlock(int fd);
+
+#endif
