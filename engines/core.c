@@ -67,6 +67,7 @@ struct mdfio_job {
 	/* recovery: the dataset being read and its directory stream */
 	uint32_t rec_d;
 	DIR *rec_dir;
+	uint64_t rec_found;	/* objects found in this pass over rec_dir */
 };
 
 /* ---------------------------------------------------------------- options */
@@ -125,32 +126,34 @@ static struct mdfio_options *opts_of(void *data)
 	return data;
 }
 
-#define U32_OPT(fn, field, lo, hi)					\
+#define U32_OPT(fn, name, field, lo, hi)				\
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (parse_u64(#field, s, lo, hi, &v))				\
+	if (parse_u64(name, s, lo, hi, &v))				\
 		return 1;						\
 	opts_of(data)->field = (unsigned int)v;				\
 	return 0;							\
 }
-#define U64_OPT(fn, field, lo, hi)					\
+#define U64_OPT(fn, name, field, lo, hi)				\
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (parse_u64(#field, s, lo, hi, &v))				\
+	if (parse_u64(name, s, lo, hi, &v))				\
 		return 1;						\
 	opts_of(data)->field = v;					\
 	return 0;							\
 }
 
-U32_OPT(cb_datasets, datasets, 1, UINT32_MAX)
-U32_OPT(cb_rank_offset, rank_offset, 0, UINT32_MAX)
-U32_OPT(cb_read_only, read_only, 0, 1)
-U32_OPT(cb_verify_read, verify_read, 0, 1)
-U64_OPT(cb_precreate, precreate, 1, (uint64_t)1 << 40)
-U64_OPT(cb_steps, steps, 1, (uint64_t)1 << 40)
-U64_OPT(cb_start_index, start_index, 0, (uint64_t)1 << 60)
+U32_OPT(cb_datasets, "datasets", datasets, 1, UINT32_MAX)
+U32_OPT(cb_rank_offset, "rank_offset", rank_offset, 0, UINT32_MAX)
+U32_OPT(cb_read_only, "read_only", read_only, 0, 1)
+U32_OPT(cb_verify_read, "verify_read", verify_read, 0, 1)
+U32_OPT(cb_repeat, "repeat", repeat, 1, 1000000)
+U32_OPT(cb_repeats, "repeats", repeats, 1, 1000000)
+U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
+U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
+U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
 
 static int cb_phase(void *data, const char *s)
 {
@@ -163,11 +166,18 @@ static int cb_phase(void *data, const char *s)
 	for (i = 0; i < 3; i++) {
 		if (strcmp(v, names[i]))
 			continue;
+		enum td_ddir want = i == 0 ? TD_DDIR_WRITE :
+			i == 1 ? TD_DDIR_READ : TD_DDIR_TRIM;
+
 		opts_of(data)->phase = i + 1;
-		/* the headline direction; init checks a later rw= agrees */
-		if (td)
-			td->o.td_ddir = i == 0 ? TD_DDIR_WRITE :
-				i == 1 ? TD_DDIR_READ : TD_DDIR_TRIM;
+		if (!td)
+			return 0;
+		/* the phase owns the headline direction (fio parses engine
+		 * options last, so a contradicting rw= is already known) */
+		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != want)
+			return say_err("phase=%s reports its count as rw=%s; remove the rw= option",
+				       v, phase_rw[i]);
+		td->o.td_ddir = want;
 		return 0;
 	}
 	return say_err("phase=%s: expected precreate, benchmark or cleanup", s);
@@ -237,6 +247,10 @@ struct fio_option mdfio_options[] = {
 	    "1: benchmark only stats and reads, md-workbench --read-only"),
 	OPT("verify_read", cb_verify_read, "0",
 	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
+	OPT("repeat", cb_repeat, "1",
+	    "Which benchmark repeat this job section is (1, 2, ...)"),
+	OPT("repeats", cb_repeats, "1",
+	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
 	OPT("ranks", cb_ranks, NULL,
 	    "Sets numjobs (the number of ranks); accepts value|default"),
 	OPT("object_size", cb_object_size, NULL,
@@ -334,18 +348,18 @@ static void make_run_id(struct thread_data *td, char *out)
 		 job_parent(td)->thread_number);
 }
 
-static int namespace_clear(struct mdfio_job *j)
+/* Returns 0 if no dataset name of any rank exists yet, else writes the
+ * first existing path into p. */
+static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
 {
-	char p[PATH_MAX];
 	struct stat sb;
 	uint32_t r, d;
 
 	for (r = 0; r < j->ranks; r++) {
 		for (d = 0; d < j->datasets; d++) {
-			if (!mdfio_dataset_path(p, sizeof(p), j->root, r, d))
-				return say_err("directory=%s: path too long", j->root);
+			mdfio_dataset_path(p, len, j->root, r, d);
 			if (!lstat(p, &sb) || errno != ENOENT)
-				return say_err("%s already exists: refusing to precreate over it (nothing was touched)", p);
+				return 1;
 		}
 	}
 	return 0;
@@ -398,8 +412,14 @@ static int enter_phase(struct mdfio_job *j)
 		if (!err || err != ENOENT || j->phase != MDFIO_PRECREATE)
 			break;
 		/* first rank of a new namespace: check, then create */
-		if (namespace_clear(j))
-			return 1;
+		if (namespace_clear(j, j->path, sizeof(j->path))) {
+			/* a sibling may have created the status (and its
+			 * datasets) since we looked: look again */
+			if (!access(j->status_path, F_OK))
+				continue;
+			return say_err("%s already exists: refusing to precreate over it (nothing was touched)",
+				       j->path);
+		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank)
 			return say_err("out of memory");
@@ -443,7 +463,7 @@ out:
 }
 
 /* Leaves the phase: records the new position; the last rank out of a
- * cleanup removes the status file. */
+ * cleanup that removed everything also removes the status file. */
 static void leave_phase(struct mdfio_job *j, int complete)
 {
 	struct mdfio_status st;
@@ -477,8 +497,11 @@ static void leave_phase(struct mdfio_job *j, int complete)
 			break;
 		}
 	}
+	/* every clone of this job passes here; one cleaned by an earlier job
+	 * may still be about to enter and read the status */
 	for (r = 0; r < st.ranks; r++)
-		cleaned += st.rank[r].state == MDFIO_RS_CLEANED;
+		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
+			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks)
 		err = unlink(j->status_path) ? errno : 0;
 	else
@@ -587,6 +610,12 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	if (!j)
 		return say_err("out of memory");
 	td->io_ops_data = j;
+	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
+		/* a jobfile cannot vary its sections with the environment, so
+		 * spare repeat sections stand down: no step, no status change */
+		td->done = 1;
+		return 0;
+	}
 	j->be = be;
 	j->phase = (enum mdfio_phase)(eo->phase - 1);
 	j->rank = td->subjob_number;
@@ -617,6 +646,10 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	memcpy(j->obj, j->ref, j->size);
 	if (enter_phase(j))
 		return 1;
+	/* md-workbench counts failed operations and goes on; the engine
+	 * reports them itself and fails the job at its end */
+	td->o.continue_on_error = ERROR_TYPE_ANY;
+	td->ts.continue_on_error = ERROR_TYPE_ANY;
 	j->units = phase_units(eo);
 	if (j->recover) {
 		uint64_t n = count_objects(j);
@@ -797,10 +830,18 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 		while ((de = readdir(j->rec_dir))) {
 			if (!mdfio_parse_object_name(de->d_name, &idx))
 				continue;
+			j->rec_found++;
 			mdfio_object_path(memcpy(j->path, j->own[j->rec_d],
 						 j->own_len[j->rec_d]),
 					  sizeof(j->path), j->own_len[j->rec_d], idx);
 			return timed_delete(td, j);
+		}
+		/* unlinking while reading a directory may skip entries (tmpfs
+		 * does): read it again until a pass finds no object */
+		if (j->rec_found) {
+			j->rec_found = 0;
+			rewinddir(j->rec_dir);
+			continue;
 		}
 		closedir(j->rec_dir);
 		j->rec_dir = NULL;
@@ -814,7 +855,7 @@ enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
 	uint64_t k = j->next;
 	int ret;
 
-	if (k >= j->units) {
+	if (k >= j->units || td->done) {
 		/* fio asked for more than the phase holds: stop it there */
 		td->done = 1;
 		io_u->resid = io_u->xfer_buflen;
@@ -835,11 +876,14 @@ enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
 	if (ret < 0) {
 		/* cannot go on (e.g. a dataset could not be made) */
 		io_u->error = EIO;
+		td->done = 1;
 		return FIO_Q_COMPLETED;
 	}
-	/* a failed unit transfers nothing: total_ios counts attempts,
-	 * io_bytes only objects that were really created, read or deleted */
-	io_u->resid = ret ? io_u->xfer_buflen : 0;
+	/* A failed unit is an io_u error, which continue_on_error (set in
+	 * init) counts without stopping: total_ios counts attempts, io_bytes
+	 * only objects really created, read or deleted. fio treats only EIO
+	 * and EILSEQ as non-fatal; the real errno is in the engine's report. */
+	io_u->error = ret ? EIO : 0;
 	if (j->next == j->units) {
 		if (j->phase == MDFIO_CLEANUP && j->recover) {
 			uint32_t d;

@@ -39,6 +39,7 @@ struct mdfio_options {
 	unsigned long long precreate;
 	unsigned long long steps;
 	unsigned long long start_index;
+	unsigned int repeat, repeats;
 };
 
 extern struct fio_option mdfio_options[];

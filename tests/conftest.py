@@ -1,0 +1,128 @@
+"""Shared fixtures: real fio, the engines of the build under test, and real
+file systems (tmpfs, loop devices) made and removed per test."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ENGINE_DIR = Path(os.environ.get("MDFIO_ENGINE_DIR", Path(__file__).parent.parent / "build" / "engines"))
+SOURCE_ROOT = Path(os.environ.get("MDFIO_SOURCE_ROOT", Path(__file__).parent.parent))
+SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanitizer")
+
+
+def engine_path(name="posix"):
+    path = ENGINE_DIR / f"mdfio-{name}.so"
+    assert path.is_file(), f"{path} not built"
+    return path
+
+
+def fio_env(extra=None):
+    env = dict(os.environ)
+    preload = os.environ.get("MDFIO_PRELOAD")
+    if preload:
+        env["LD_PRELOAD"] = preload
+        # fio itself leaks by design; the engine is what is checked here
+        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+        env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    for k in list(env):
+        if k.startswith("MDW_"):
+            del env[k]
+    env.update(extra or {})
+    return env
+
+
+class FioRun:
+    def __init__(self, proc, json_path):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.json = None
+        if json_path and json_path.exists() and json_path.stat().st_size:
+            text = json_path.read_text()
+            # engine messages may precede the JSON document
+            if "{" in text:
+                self.json = json.loads(text[text.index("{"):])
+
+    def jobs(self, name=None):
+        return [j for j in self.json["jobs"] if name is None or j["jobname"] == name]
+
+    def mdfio_lines(self):
+        return [l for l in self.stderr.splitlines() if l.startswith("mdfio:")]
+
+
+def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
+    """Runs fio on jobtext; returns a FioRun. Fails the test on any
+    sanitizer report."""
+    jobfile = tmp_path / f"job-{len(list(tmp_path.glob('job-*.fio')))}.fio"
+    jobfile.write_text(jobtext)
+    out = jobfile.with_suffix(".json")
+    cmd = [*prefix, "fio", "--output-format=json", f"--output={out}", *args, str(jobfile)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=fio_env(env), timeout=600)
+    assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
+    run = FioRun(proc, out)
+    if check is not None:
+        assert (run.rc == 0) == check, f"rc={run.rc}\n{run.stderr}"
+    return run
+
+
+def job(phases, root, engine="posix", numjobs=1, bs=3901, **opts):
+    """A jobfile with one section per phase name ('benchmark' may repeat)."""
+    lines = ["[global]", f"ioengine=external:{engine_path(engine)}", f"directory={root}",
+             f"numjobs={numjobs}", f"bs={bs}"]
+    lines += [f"{k}={v}" for k, v in opts.items()]
+    for i, phase in enumerate(phases):
+        lines += ["", f"[{phase}-{i}]", f"phase={phase}"]
+        if i:
+            lines.append("stonewall")
+    return "\n".join(lines) + "\n"
+
+
+def namespace(root):
+    """{dataset dir name: sorted object indices} of everything mdfio-shaped."""
+    found = {}
+    for entry in sorted(Path(root).iterdir()):
+        if entry.is_dir() and re.fullmatch(r"\d+_\d+", entry.name):
+            found[entry.name] = sorted(int(p.name[5:]) for p in entry.iterdir()
+                                       if re.fullmatch(r"file-\d+", p.name))
+    return found
+
+
+def expected(ranks, datasets, first, depth):
+    return {f"{r}_{d}": list(range(first, first + depth)) for r in range(ranks) for d in range(datasets)}
+
+
+@pytest.fixture
+def tmpfs():
+    """A fresh tmpfs of its own, so tests never see each other's files."""
+    d = Path(tempfile.mkdtemp(prefix="mdfio-tmpfs-"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(d)], check=True)
+    yield d
+    subprocess.run(["umount", "-l", str(d)], check=False)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def loopfs(tmp_path):
+    """make(fstype, size) -> mount point of a loop-mounted file system."""
+    mounts = []
+
+    def make(fstype="ext4", size="64M"):
+        img = tmp_path / f"{fstype}-{len(mounts)}.img"
+        mnt = tmp_path / f"{fstype}-{len(mounts)}.mnt"
+        mnt.mkdir()
+        subprocess.run(["truncate", "-s", size, str(img)], check=True)
+        mkfs = {"ext4": ["mkfs.ext4", "-q", "-F"], "xfs": ["mkfs.xfs", "-q", "-f"],
+                "btrfs": ["mkfs.btrfs", "-q", "-f"]}[fstype]
+        subprocess.run([*mkfs, str(img)], check=True, capture_output=True)
+        subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+        mounts.append(mnt)
+        return mnt
+
+    yield make
+    for mnt in mounts:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -1,0 +1,126 @@
+/* rank/offset/naming math of engines/namespace.c and the object pattern of
+ * engines/pattern.c, checked against md-workbench's formulas. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "namespace.h"
+#include "pattern.h"
+
+static int failures;
+
+#define CHECK(cond, ...) do { if (!(cond)) { failures++;		\
+	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+/* md-workbench: readRank = (r - O*(d+1)) % N, made non-negative */
+static int ref_read(int r, int d, int o, int n)
+{
+	int x = (r - o * (d + 1)) % n;
+
+	return x < 0 ? x + n : x;
+}
+
+static int ref_write(int r, int d, int o, int n)
+{
+	return (r + o * (d + 1)) % n;
+}
+
+static void test_ranks(void)
+{
+	int n, o, r, d;
+
+	for (n = 1; n <= 7; n++)
+		for (o = 0; o <= 3; o++)
+			for (r = 0; r < n; r++)
+				for (d = 0; d < 20; d++) {
+					uint32_t rr = mdfio_read_rank(r, d, o, n);
+					uint32_t wr = mdfio_write_rank(r, d, o, n);
+
+					CHECK(rr == (uint32_t)ref_read(r, d, o, n),
+					      "read n=%d o=%d r=%d d=%d: %u", n, o, r, d, rr);
+					CHECK(wr == (uint32_t)ref_write(r, d, o, n),
+					      "write n=%d o=%d r=%d d=%d: %u", n, o, r, d, wr);
+					/* what r writes to dataset d of rank wr is read by
+					 * the rank whose read neighbour is r */
+					CHECK(mdfio_read_rank(wr, d, o, n) == (uint32_t)r,
+					      "inverse n=%d o=%d r=%d d=%d", n, o, r, d);
+				}
+	/* wrap-around with large offsets and dataset numbers */
+	CHECK(mdfio_read_rank(0, 4000000000u, 4000000000u, 7) ==
+	      (uint32_t)((7 - (uint64_t)4000000000u * 4000000001u % 7) % 7),
+	      "64-bit wrap");
+	/* N=2, O=1: d=1 wraps onto the rank itself (md-workbench.md) */
+	CHECK(mdfio_read_rank(0, 1, 1, 2) == 0 && mdfio_write_rank(1, 1, 1, 2) == 1,
+	      "N=2 O=1 d=1 self");
+}
+
+static void test_names(void)
+{
+	char buf[256], ref[256];
+	size_t n;
+	uint64_t idx;
+	uint32_t r, d;
+
+	for (r = 0; r < 12; r += 5)
+		for (d = 0; d < 12; d += 7) {
+			n = mdfio_dataset_path(buf, sizeof(buf), "/x/out", r, d);
+			snprintf(ref, sizeof(ref), "/x/out/%u_%u", r, d);
+			CHECK(n == strlen(ref) && !strcmp(buf, ref), "%s != %s", buf, ref);
+			n = mdfio_object_path(buf, sizeof(buf), n, 1234567890123ull);
+			snprintf(ref, sizeof(ref), "/x/out/%u_%u/file-1234567890123", r, d);
+			CHECK(n == strlen(ref) && !strcmp(buf, ref), "%s != %s", buf, ref);
+		}
+	n = mdfio_dataset_path(buf, sizeof(buf), "o", 4294967295u, 4294967295u);
+	CHECK(!strcmp(buf, "o/4294967295_4294967295"), "max: %s", buf);
+	n = mdfio_object_path(buf, sizeof(buf), n, 0);
+	CHECK(!strcmp(buf, "o/4294967295_4294967295/file-0"), "zero: %s", buf);
+	CHECK(!mdfio_dataset_path(buf, 20, "/a/very/long/root", 1, 1), "overflow accepted");
+
+	CHECK(mdfio_parse_object_name("file-0", &idx) && idx == 0, "file-0");
+	CHECK(mdfio_parse_object_name("file-3901", &idx) && idx == 3901, "file-3901");
+	CHECK(!mdfio_parse_object_name("file-", &idx), "file-");
+	CHECK(!mdfio_parse_object_name("file-01", &idx), "leading zero");
+	CHECK(!mdfio_parse_object_name("file-1x", &idx), "suffix");
+	CHECK(!mdfio_parse_object_name("notes.txt", &idx), "foreign");
+	CHECK(!mdfio_parse_object_name("file-99999999999999999999", &idx), "overflow");
+}
+
+static void test_pattern(void)
+{
+	size_t sizes[] = { 1, 23, 24, 25, 3901, 65536 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t s = sizes[i];
+		uint8_t *ref = malloc(s), *obj = malloc(s);
+
+		mdfio_pattern_fill(ref, s);
+		memcpy(obj, ref, s);
+		mdfio_pattern_stamp(obj, s, 3, 7, 123456789);
+		CHECK(!mdfio_pattern_check(obj, ref, s, 3, 7, 123456789), "size %zu", s);
+		if (s >= 9)
+			CHECK(mdfio_pattern_check(obj, ref, s, 4, 7, 123456789), "rank ignored %zu", s);
+		if (s >= 24) {
+			CHECK(mdfio_pattern_check(obj, ref, s, 3, 8, 123456789), "dataset ignored %zu", s);
+			CHECK(mdfio_pattern_check(obj, ref, s, 3, 7, 123456788), "index ignored %zu", s);
+		}
+		if (s > 24) {
+			obj[s - 1] ^= 1;
+			CHECK(mdfio_pattern_check(obj, ref, s, 3, 7, 123456789), "tail ignored %zu", s);
+		}
+		free(ref);
+		free(obj);
+	}
+}
+
+int main(void)
+{
+	test_ranks();
+	test_names();
+	test_pattern();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}
