@@ -718,7 +718,7 @@ static int timed_delete(struct thread_data *td, struct mdfio_job *j)
 	return err;
 }
 
-static int make_datasets(struct mdfio_job *j)
+static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 {
 	uint32_t d;
 
@@ -727,6 +727,7 @@ static int make_datasets(struct mdfio_job *j)
 
 		if (err) {
 			j->dsets_err++;
+			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
 			return say_err("rank %" PRIu32 ": cannot create dataset %s: %s",
 				       j->rank, j->own[d], strerror(err));
 		}
@@ -735,7 +736,10 @@ static int make_datasets(struct mdfio_job *j)
 	return 0;
 }
 
-static void remove_dataset(struct mdfio_job *j, uint32_t d)
+/* Dataset errors count as errors of the object operation beside them, so
+ * that fio's JSON holds every error. */
+static void remove_dataset(struct thread_data *td, struct mdfio_job *j,
+			   uint32_t d)
 {
 	int err = j->be->rmdir(j->own[d]);
 
@@ -744,6 +748,7 @@ static void remove_dataset(struct mdfio_job *j, uint32_t d)
 		return;
 	}
 	j->dsets_err++;
+	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
 	say_err("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
 		j->own[d], strerror(err), err == ENOTEMPTY ?
 		" (it holds files mdfio did not expect; they were left alone)" : "");
@@ -755,7 +760,7 @@ static int unit_precreate(struct thread_data *td, struct mdfio_job *j,
 	uint64_t f = k / j->datasets;
 	uint32_t d = (uint32_t)(k % j->datasets);
 
-	if (!k && make_datasets(j))
+	if (!k && make_datasets(td, j))
 		return -1;
 	mdfio_object_path(memcpy(j->path, j->own[d], j->own_len[d]),
 			  sizeof(j->path), j->own_len[d], j->pos + f);
@@ -807,7 +812,7 @@ static int unit_cleanup(struct thread_data *td, struct mdfio_job *j,
 			  sizeof(j->path), j->own_len[d], j->pos + f);
 	err = timed_delete(td, j);
 	if (f == j->precreate - 1)
-		remove_dataset(j, d);
+		remove_dataset(td, j, d);
 	return err;
 }
 
@@ -889,7 +894,7 @@ enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
 			uint32_t d;
 
 			for (d = 0; d < j->datasets; d++)
-				remove_dataset(j, d);
+				remove_dataset(td, j, d);
 		}
 		td->done = 1;
 	}
