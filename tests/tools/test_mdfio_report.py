@@ -1,0 +1,420 @@
+"""tools/mdfio-report on real fio runs: figures recomputed here from fio's
+JSON, every format read back by a parser written from its description, and
+bad input."""
+import json
+import math
+import random
+import re
+import subprocess
+
+import pytest
+
+from conftest import SOURCE_ROOT, fio_env, job, run_fio
+
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+OPS = ("create", "stat", "read", "delete")
+SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
+        "delete": ("trim", "clat_ns"), "stat": ("sync", "lat_ns")}
+
+
+def report(path, *args, user=None):
+    cmd = [str(REPORT), *args, str(path)]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Real runs, made once: numjobs 1 and 3 with repeats, and read-only."""
+    out = {}
+    for name, numjobs, extra in (("n1", 1, {}), ("n3", 3, {}), ("ro", 2, {"read_only": 1})):
+        base = tmp_path_factory.mktemp(name)
+        root = base / "root"
+        root.mkdir()
+        opts = dict(numjobs=numjobs, datasets=2, precreate_per_set=40, steps_per_set=25, bs=1000)
+        phases = ["precreate", "benchmark", "benchmark", "benchmark", "cleanup"]
+        if extra:
+            run_fio(job(["precreate"], root, **opts), base, check=True)
+            phases = ["benchmark", "benchmark"]
+        run = run_fio(job(phases, root, **opts, **extra), base, args=["--output-format=json+"], check=True)
+        path = sorted(base.glob("job-*.json"))[-1]
+        if extra:
+            run_fio(job(["cleanup"], root, **opts), base, check=True)
+        out[name] = (path, run.json, numjobs, extra)
+    return out
+
+
+def sorted_samples(lat):
+    """The samples a histogram stands for, in order (independent of the
+    tool's cumulative scan)."""
+    values = []
+    for v, c in sorted(lat["bins"].items(), key=lambda x: int(x[0])):
+        values += [int(v)] * c
+    return values
+
+
+def ior_quantiles(samples):
+    n = len(samples)
+    q = lambda x: samples[round(x * (n - 1) + 0.49)]
+    med = samples[n // 2] if n % 2 else (samples[n // 2] + samples[n // 2 - 1]) / 2
+    return [q(0.25), med, q(0.75), q(0.90), q(0.99)]
+
+
+def expected_records(doc, read_only=False):
+    """md-workbench.md's formulas applied to fio's JSON, section by section."""
+    sections, order = {}, []
+    for j in doc["jobs"]:
+        if j["jobname"] not in sections:
+            order.append(j["jobname"])
+            sections[j["jobname"]] = []
+        sections[j["jobname"]].append(j)
+    out, repeat = [], 0
+    for name in order:
+        jobs = sections[name]
+        phase = name.rsplit("-", 1)[0]
+        head = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}[phase]
+        times = [j[head]["runtime"] / 1000 for j in jobs]
+        t = max(times)
+        count = {op: sum(j[SLOT[op][0]][SLOT[op][1]]["N"] for j in jobs) for op in OPS}
+        repeat = repeat + 1 if phase == "benchmark" else 0
+        rec = {"phase": phase, "repeat": repeat, "t_max_s": t, "t_min_s": min(times),
+               "ranks": len(jobs), "errors": 0}
+        dsets = 2 * len(jobs)
+        if phase == "benchmark":
+            rec.update(objects=count["read"], obj_per_s=count["read"] / t,
+                       iops=count["read"] * (2 if read_only else 4) / t,
+                       tp_mib_per_s=(count["create"] + count["read"]) * 1000 / t / 2**20)
+        elif phase == "precreate":
+            rec.update(objects=count["create"], obj_per_s=count["create"] / t, dsets=dsets,
+                       iops=(count["create"] + dsets) / t, tp_mib_per_s=count["create"] * 1000 / t / 2**20)
+        else:
+            rec.update(objects=count["delete"], obj_per_s=count["delete"] / t, dsets=dsets,
+                       iops=(count["delete"] + dsets) / t)
+        if len(times) > 1:
+            mean = sum(times) / len(times)
+            rec["t_stddev_s"] = math.sqrt(sum((x - mean) ** 2 for x in times) / (len(times) - 1))
+        for op in OPS:
+            rec[f"{op}_count"] = count[op]
+            if not count[op]:
+                continue
+            lats = [j[SLOT[op][0]][SLOT[op][1]] for j in jobs]
+            samples = sorted(v for lat in lats for v in sorted_samples(lat))
+            rec[f"{op}_min_s"] = min(l["min"] for l in lats if l["N"]) / 1e9
+            rec[f"{op}_max_s"] = max(l["max"] for l in lats if l["N"]) / 1e9
+            for k, v in zip(("q1_s", "median_s", "q3_s", "q90_s", "q99_s"), ior_quantiles(samples)):
+                rec[f"{op}_{k}"] = v / 1e9
+        out.append(rec)
+    return out
+
+
+@pytest.mark.parametrize("name", ["n1", "n3", "ro"])
+def test_json_figures_match_the_formulas(runs, name):
+    path, doc, numjobs, extra = runs[name]
+    proc = report(path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)["records"]
+    want = expected_records(doc, read_only=bool(extra))
+    assert [r["phase"] for r in got] == [r["phase"] for r in want]
+    for g, w in zip(got, want):
+        for k, v in w.items():
+            if isinstance(v, str):
+                assert g[k] == v, k
+            else:
+                assert g[k] == pytest.approx(v, rel=1e-9), (g["phase"], g["repeat"], k)
+    if not extra:
+        assert [r["repeat"] for r in got] == [0, 1, 2, 3, 0]
+        assert got[0]["objects"] == numjobs * 2 * 40 and got[1]["objects"] == numjobs * 2 * 25
+
+
+def test_process_records(runs):
+    path, doc, numjobs, _ = runs["n3"]
+    got = json.loads(report(path, "--json", "--process-reports").stdout)["records"]
+    bench = [r for r in got if r["phase"] == "benchmark" and r["repeat"] == 1]
+    assert [r["process"] for r in bench] == ["all", 0, 1, 2]
+    assert sum(r["objects"] for r in bench[1:]) == bench[0]["objects"]
+    assert max(r["t_max_s"] for r in bench[1:]) == bench[0]["t_max_s"]
+
+
+# --- parsers written from the formats' descriptions (md-workbench.md) -----
+
+NUM = r"([-+0-9.e]+|inf|n/a)"
+LAT7 = r"\(" + ", ".join([NUM + "s"] * 7) + r"\)"
+
+
+def parse_md_workbench(text):
+    recs = []
+    for line in text.splitlines():
+        m = re.match(r"(?:(\d+): )?(precreate|benchmark|cleanup) process max:" + NUM + r"s (.*)$", line)
+        if not m:
+            continue
+        rec = {"process": int(m.group(1)) if m.group(1) else "all", "phase": m.group(2),
+               "t_max_s": float(m.group(3))}
+        rest = m.group(4)
+        for key, pat in (("t_min_s", r"min:" + NUM + "s"), ("t_mean_s", r"mean: " + NUM + "s"),
+                         ("balance_pct", r"balance:" + NUM), ("t_stddev_s", r"stddev:" + NUM),
+                         ("iops", r"rate:" + NUM + " iops/s"), ("objects", r"objects:(\d+)"),
+                         ("dsets", r"dsets: (\d+)"), ("obj_per_s", r"rate:" + NUM + " obj/s"),
+                         ("dset_per_s", r"rate:" + NUM + " dset/s"), ("tp_mib_per_s", r"tp:" + NUM + " MiB/s"),
+                         ("op_max_s", r"op-max:" + NUM + "s"), ("errors", r"\((\d+) errs")):
+            mm = re.search(pat, rest)
+            if mm:
+                rec[key] = float(mm.group(1))
+        for op in OPS:
+            mm = re.search(rf" {op}" + LAT7, rest)
+            if mm:
+                for k, v in zip(("min_s", "q1_s", "median_s", "q3_s", "q90_s", "q99_s", "max_s"), mm.groups()):
+                    rec[f"{op}_{k}"] = float(v)
+        recs.append(rec)
+    return recs
+
+
+def parse_md_real_io(text, era):
+    iops = r" " + NUM + r" iops/s" if era == 2017 else ""
+    pats = {
+        "precreate": r"precreate " + NUM + r"s" + iops + r" (\d+) dset (\d+) obj " + NUM + r" dset/s " + NUM +
+                     r" obj/s " + NUM + r" Mib/s \((\d+) errs\)$",
+        "benchmark": r"benchmark " + NUM + r"s" + iops + r" (\d+) obj " + NUM + r" obj/s " + NUM +
+                     r" Mib/s \((\d+) errs\)$",
+        "cleanup": r"cleanup " + NUM + r"s" + iops + r" (\d+) obj (\d+) dset " + NUM + r" obj/s " + NUM +
+                   r" dset/s \((\d+) errs\)$",
+    }
+    keys = {"precreate": ["t", "iops", "dsets", "objects", "dset_rate", "obj_rate", "tp", "errors"],
+            "benchmark": ["t", "iops", "objects", "obj_rate", "tp", "errors"],
+            "cleanup": ["t", "iops", "objects", "dsets", "obj_rate", "dset_rate", "errors"]}
+    recs, footer = [], None
+    for line in text.splitlines():
+        proc = "all"
+        m = re.match(r"(\d+): (.*)$", line)
+        if m:
+            proc, line = int(m.group(1)), m.group(2)
+        for phase, pat in pats.items():
+            mm = re.fullmatch(pat, line)
+            if mm:
+                k = [x for x in keys[phase] if era == 2017 or x != "iops"]
+                recs.append({"phase": phase, "process": proc, **dict(zip(k, map(float, mm.groups())))})
+        mm = re.fullmatch(r"Total runtime: (\d+)s time: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", line)
+        if mm:
+            footer = int(mm.group(1))
+    return recs, footer
+
+
+def close(a, b, decimals):
+    return abs(a - b) <= 0.5 * 10 ** -decimals + 1e-12 * abs(b)
+
+
+@pytest.mark.parametrize("name", ["n1", "n3", "ro"])
+def test_md_workbench_format_round_trips(runs, name):
+    path = runs[name][0]
+    truth = json.loads(report(path, "--json", "--process-reports").stdout)["records"]
+    proc = report(path, "--process-reports")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("MD-Workbench total objects: ") and lines[1].startswith("\t")
+    parsed = parse_md_workbench(proc.stdout)
+    assert len(parsed) == len(truth)
+    for p, t in zip(parsed, truth):
+        assert (p["phase"], p["process"]) == (t["phase"], t["process"])
+        for k, v in p.items():
+            if k in ("phase", "process"):
+                continue
+            dec = {"t_max_s": 2, "t_min_s": 2, "t_mean_s": 2, "balance_pct": 1, "t_stddev_s": 1,
+                   "dset_per_s": 3, "objects": 0, "dsets": 0, "errors": 0}.get(k)
+            if k == "op_max_s" or k.startswith(OPS):
+                assert v == pytest.approx(t[k], rel=1e-4), k
+            else:
+                assert close(v, t[k], 1 if dec is None else dec), (k, v, t[k])
+
+
+@pytest.mark.parametrize("era", [2016, 2017])
+@pytest.mark.parametrize("name", ["n1", "n3"])
+def test_md_real_io_formats_round_trip(runs, name, era):
+    path, doc, numjobs, _ = runs[name]
+    truth = json.loads(report(path, "--json", "--process-reports").stdout)["records"]
+    proc = report(path, "--format", f"md-real-io-{era}", "--process-reports")
+    assert proc.returncode == 0
+    head = proc.stdout.splitlines()[0]
+    assert re.fullmatch(r"MD-REAL-IO total objects: \d+" + (r" workingset size: [0-9.]+ MiB" if era == 2017 else "")
+                        + r" \(version: \S+\) time: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", head), head
+    parsed, footer = parse_md_real_io(proc.stdout, era)
+    assert footer is not None and footer >= 0
+    assert len(parsed) == len(truth)
+    for p, t in zip(parsed, truth):
+        assert (p["phase"], p["process"]) == (t["phase"], t["process"])
+        assert close(p["t"], t["t_max_s"], 1)
+        if p["phase"] == "benchmark":
+            # that era's obj is the created objects; iops = 4 per object
+            created = t["create_count"]
+            assert p["objects"] == created
+            assert close(p["obj_rate"], created / t["t_max_s"], 1)
+            if era == 2017:
+                assert close(p["iops"], 4 * created / t["t_max_s"], 1)
+        else:
+            assert p["objects"] == t["objects"] and p["dsets"] == t["dsets"]
+            assert close(p["obj_rate"], t["obj_per_s"], 1) and close(p["dset_rate"], t["dset_per_s"], 3)
+            if era == 2017:
+                assert close(p["iops"], t["iops"], 1)
+        if "tp" in p:
+            assert close(p["tp"], t["tp_mib_per_s"], 1)
+
+
+def test_csv_matches_json(runs):
+    path = runs["n3"][0]
+    truth = json.loads(report(path, "--json", "--process-reports").stdout)["records"]
+    rows = report(path, "--csv", "--process-reports").stdout.splitlines()
+    header = rows[0].split(",")
+    assert header[:3] == ["phase", "repeat", "process"] and len(rows) == len(truth) + 1
+    for row, t in zip(rows[1:], truth):
+        for k, cell in zip(header, row.split(",")):
+            v = t[k]
+            if v is None:
+                assert cell == ""
+            elif isinstance(v, float):
+                assert float(cell) == v
+            else:
+                assert cell == str(v)
+
+
+def test_concatenated_documents_and_stdin(runs, tmp_path):
+    path = runs["n1"][0]
+    text = path.read_text()
+    doc = text[text.index("{"):]
+    early = json.loads(doc)
+    for j in early["jobs"]:
+        j["read"]["clat_ns"]["N"] = 0     # an interim report: must not count
+    both = tmp_path / "interval.json"
+    both.write_text(json.dumps(early) + "\n" + doc)
+    assert report(both, "--json").stdout == report(path, "--json").stdout
+    proc = subprocess.run([str(REPORT), "--json"], input=doc, capture_output=True, text=True)
+    assert proc.stdout == report(path, "--json").stdout
+
+
+def test_client_server_json(tmp_path, tmpfs):
+    port = 18000 + random.randrange(1000)
+    server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=fio_env())
+    try:
+        jobfile = tmp_path / "cs.fio"
+        jobfile.write_text(job(["precreate", "benchmark", "cleanup"], tmpfs, numjobs=2, datasets=2,
+                               precreate_per_set=20, steps_per_set=10, bs=500))
+        out = tmp_path / "cs.json"
+        for _ in range(50):
+            proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
+                                   f"--output={out}", str(jobfile)], capture_output=True, text=True,
+                                  env=fio_env())
+            if proc.returncode == 0 or "connect" not in proc.stderr:
+                break
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        server.terminate()
+        server.wait()
+    assert "client_stats" in out.read_text()
+    got = json.loads(report(out, "--json").stdout)["records"]
+    assert [(r["phase"], r["objects"], r["ranks"]) for r in got] == \
+        [("precreate", 80, 2), ("benchmark", 40, 2), ("cleanup", 80, 2)]
+
+
+# --- bad input -------------------------------------------------------------
+
+def one_line_exit_2(proc, name):
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mdfio-report: {name}"), proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_bad_inputs(runs, tmp_path, tmpfs):
+    good = runs["n1"][0].read_text()
+    cases = {"notjson.txt": "this is fio's text output\n", "truncated.json": good[: len(good) // 2],
+             "empty.json": "", "blank.json": "\n\n", "list.json": "[1, 2]\n"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        one_line_exit_2(report(tmp_path / name), str(tmp_path / name))
+    one_line_exit_2(report(tmp_path), str(tmp_path))
+    one_line_exit_2(report(tmp_path / "absent.json"), str(tmp_path / "absent.json"))
+    secret = tmp_path / "secret.json"
+    secret.write_text(good)
+    secret.chmod(0o600)
+    tmp_path.chmod(0o755)
+    tmp_path.parent.chmod(0o755)
+    tmp_path.parent.parent.chmod(0o755)
+    one_line_exit_2(report(secret, user=65534), str(secret))
+
+    # a real fio run that used no mdfio engine
+    other = run_fio(f"[j]\nioengine=null\nsize=1m\nrw=read\n", tmp_path, check=True)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path)
+    one_line_exit_2(proc, str(path))
+    assert "no mdfio job" in proc.stderr
+
+    # a phase that failed before its first step
+    run_fio(job(["benchmark"], tmpfs, steps_per_set=5, precreate_per_set=5), tmp_path, check=False)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path)
+    one_line_exit_2(proc, str(path))
+    assert "failed before its first step" in proc.stderr
+
+    # a process missing from a phase
+    doc = json.loads(good[good.index("{"):])
+    doc["jobs"][0]["job options"]["numjobs"] = "2"
+    path = tmp_path / "missing.json"
+    path.write_text(json.dumps(doc))
+    proc = report(path)
+    one_line_exit_2(proc, str(path))
+    assert "process is missing" in proc.stderr
+
+
+def test_a_run_with_errors_reports_them_and_exits_1(tmpfs, tmp_path):
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
+    run_fio(job(["precreate"], tmpfs, **opts), tmp_path, check=True)
+    (tmpfs / "1_0" / "file-2").unlink()
+    run_fio(job(["benchmark"], tmpfs, **opts), tmp_path, args=["--output-format=json+"], check=False)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path)
+    assert proc.returncode == 1, proc.stderr
+    assert "(1 errs!!!)" in proc.stdout
+    rec = json.loads(report(path, "--json").stdout)["records"][0]
+    assert (rec["stat_errors"], rec["errors"], rec["objects"]) == (1, 1, 2 * 2 * 5 - 1)
+
+
+def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
+    rng = random.Random(1234)
+    base = runs["n3"][0].read_text()
+    doc = json.loads(base[base.index("{"):])
+    values = [None, 0, -1, 1e308, "x", "", [], {}, True, "3|", "|"]
+
+    def paths(node, prefix=()):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield prefix + (k,)
+                yield from paths(v, prefix + (k,))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield prefix + (i,)
+                yield from paths(v, prefix + (i,))
+    all_paths = list(paths(doc))
+    for n in range(150):
+        mutated = json.loads(json.dumps(doc))
+        for _ in range(rng.randint(1, 4)):
+            p = rng.choice(all_paths)
+            node = mutated
+            try:
+                for k in p[:-1]:
+                    node = node[k]
+                if rng.random() < 0.3 and isinstance(node, dict):
+                    del node[p[-1]]
+                else:
+                    node[p[-1]] = rng.choice(values)
+            except (KeyError, IndexError, TypeError):
+                pass
+        text = json.dumps(mutated)
+        if n % 3 == 0:
+            text = text[: rng.randrange(len(text))]
+        path = tmp_path / f"m{n}.json"
+        path.write_text(text)
+        for fmt in (["--json"], ["--format", "md-real-io-2016"], []):
+            proc = report(path, *fmt, "--process-reports")
+            assert proc.returncode in (0, 1, 2), proc.stderr
+            assert "Traceback" not in proc.stderr, (path, proc.stderr)
+            if proc.returncode == 2:
+                assert len(proc.stderr.splitlines()) == 1, proc.stderr
