@@ -16,6 +16,7 @@
 #include "fio_compat.h"
 #include "options.h"
 #include "namespace.h"
+#include "oplog.h"
 #include "pattern.h"
 
 /* fio's JSON slot of each operation: create=write, read=read, delete=trim
@@ -64,6 +65,11 @@ struct mdfio_job {
 	struct op_count op[MDFIO_OP_NR];
 	uint64_t dsets_ok, dsets_err;
 	int entered;
+	/* per-operation latency log (md-workbench -L), streamed */
+	FILE *log[MDFIO_OP_NR];
+	char log_path[MDFIO_OP_NR][PATH_MAX];
+	char log_prefix[PATH_MAX];
+	uint64_t log_iter, log_t0;
 	/* recovery: the dataset being read and its directory stream */
 	uint32_t rec_d;
 	DIR *rec_dir;
@@ -103,6 +109,13 @@ static const char *pick(const char *s, char *buf, size_t len)
 		return buf;
 	}
 	return bar + 1;
+}
+
+static void pick_into(const char *s, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+
+	snprintf(out, len, "%s", pick(s, buf, sizeof(buf)));
 }
 
 static int parse_u64(const char *name, const char *s, uint64_t min,
@@ -251,6 +264,13 @@ struct fio_option mdfio_options[] = {
 	    "Which benchmark repeat this job section is (1, 2, ...)"),
 	OPT("repeats", cb_repeats, "1",
 	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
+	{
+		.name = "latency_log", .lname = "latency_log",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct mdfio_options, latency_log),
+		.help = "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
 	OPT("ranks", cb_ranks, NULL,
 	    "Sets numjobs (the number of ranks); accepts value|default"),
 	OPT("object_size", cb_object_size, NULL,
@@ -398,8 +418,119 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 	return 0;
 }
 
+/* ------------------------------------------------------------ latency log */
+
+/* md-workbench's file name of an operation in a phase; NULL: not logged. */
+static const char *log_name(const struct mdfio_job *j, enum mdfio_op op)
+{
+	if (j->phase == MDFIO_PRECREATE)
+		return op == MDFIO_OP_CREATE ? "precreate" : NULL;
+	if (j->phase == MDFIO_CLEANUP)
+		return op == MDFIO_OP_DELETE ? "cleanup" : NULL;
+	if (j->read_only && (op == MDFIO_OP_CREATE || op == MDFIO_OP_DELETE))
+		return NULL;
+	return op_name[op];
+}
+
+static void close_logs(struct mdfio_job *j)
+{
+	int op;
+
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		if (j->log[op] && fclose(j->log[op]))
+			say_err("latency log of %s: %s", op_name[op], strerror(errno));
+		j->log[op] = NULL;
+	}
+}
+
+/* Removes the logs this rank just created, when its phase is refused. */
+static void discard_logs(struct mdfio_job *j)
+{
+	int op;
+
+	close_logs(j);
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		if (j->log_path[op][0])
+			unlink(j->log_path[op]);
+		j->log_path[op][0] = '\0';
+	}
+}
+
+static int open_logs(struct mdfio_job *j, unsigned int repeat)
+{
+	char path[PATH_MAX], rank[32];
+	int op;
+
+	if (!j->log_prefix[0])
+		return 0;
+	/* md-workbench's iteration: 0 for precreate, then one per benchmark
+	 * run; cleanup gets the next */
+	j->log_iter = j->phase == MDFIO_PRECREATE ? 0 : (j->pos - j->start) / j->steps;
+	if (j->phase == MDFIO_BENCHMARK && j->read_only)
+		j->log_iter += repeat - 1;
+	snprintf(rank, sizeof(rank), "-rank%" PRIu32, j->rank);
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		const char *name = log_name(j, (enum mdfio_op)op);
+
+		if (!name)
+			continue;
+		if (!mdfio_oplog_path(path, sizeof(path), j->log_prefix, j->log_iter, name, rank)) {
+			discard_logs(j);
+			return say_err("latency_log=%s: path too long", j->log_prefix);
+		}
+		j->log[op] = mdfio_oplog_create(path);
+		if (j->log[op])
+			snprintf(j->log_path[op], PATH_MAX, "%s", path);
+		if (!j->log[op]) {
+			int err = errno;
+
+			discard_logs(j);
+			return say_err("latency_log: cannot create %s: %s%s", path, strerror(err),
+				       err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
+		}
+	}
+	return 0;
+}
+
+/* The last rank out merges every rank's log of each operation into the
+ * "-all" file and links rank 0's under md-workbench's plain name. */
+static void merge_logs(struct mdfio_job *j)
+{
+	char out[PATH_MAX], plain[PATH_MAX];
+	char **in = calloc(j->ranks, sizeof(char *));
+	uint32_t r;
+	int op, err;
+
+	for (op = 0; in && op < MDFIO_OP_NR; op++) {
+		const char *name = log_name(j, (enum mdfio_op)op);
+
+		if (!name)
+			continue;
+		for (r = 0; r < j->ranks; r++) {
+			char rank[32];
+
+			snprintf(rank, sizeof(rank), "-rank%" PRIu32, r);
+			in[r] = malloc(PATH_MAX);
+			if (in[r])
+				mdfio_oplog_path(in[r], PATH_MAX, j->log_prefix, j->log_iter, name, rank);
+		}
+		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
+		err = mdfio_oplog_merge(out, in, j->ranks);
+		if (err)
+			say_err("latency log %s: %s", out, strerror(err));
+		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
+		if (in[0] && link(in[0], plain))
+			say_err("latency log %s: %s", plain, strerror(errno));
+		for (r = 0; r < j->ranks; r++) {
+			free(in[r]);
+			in[r] = NULL;
+		}
+	}
+	free(in);
+}
+
 /* Enters the phase: checks the status and marks this rank as working. */
-static int enter_phase(struct mdfio_job *j)
+static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 {
 	static const enum mdfio_rank_state working[] = {
 		MDFIO_RS_PRECREATING, MDFIO_RS_BENCHMARKING, MDFIO_RS_CLEANING };
@@ -407,6 +538,10 @@ static int enter_phase(struct mdfio_job *j)
 	char msg[512];
 	int fd, err, have, ret = 1;
 
+	/* a precreate's logs are named before the status exists: a log that
+	 * cannot be made then leaves nothing behind */
+	if (j->phase == MDFIO_PRECREATE && open_logs(j, repeat))
+		return 1;
 	for (;;) {
 		err = mdfio_status_lock(j->status_path, &fd);
 		if (!err || err != ENOENT || j->phase != MDFIO_PRECREATE)
@@ -417,18 +552,23 @@ static int enter_phase(struct mdfio_job *j)
 			 * datasets) since we looked: look again */
 			if (!access(j->status_path, F_OK))
 				continue;
+			discard_logs(j);
 			return say_err("%s already exists: refusing to precreate over it (nothing was touched)",
 				       j->path);
 		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
-		if (!st.rank)
+		if (!st.rank) {
+			discard_logs(j);
 			return say_err("out of memory");
+		}
 		fill_status(j, &st);
 		err = mdfio_status_create(j->status_path, &st);
 		mdfio_status_free(&st);
-		if (err && err != EEXIST)
+		if (err && err != EEXIST) {
+			discard_logs(j);
 			return say_err("cannot create %s: %s", j->status_path,
 				       strerror(err));
+		}
 	}
 	have = !err;
 	if (err && err != ENOENT)
@@ -445,6 +585,10 @@ static int enter_phase(struct mdfio_job *j)
 		say_err("%s: %s", j->root, msg);
 		goto out;
 	}
+	/* the other phases' log names need the position; a log that cannot
+	 * be made leaves the status as it was */
+	if (j->phase != MDFIO_PRECREATE && open_logs(j, repeat))
+		goto out;
 	st.rank[j->rank].state = working[j->phase];
 	st.rank[j->rank].pos = j->pos;
 	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
@@ -456,6 +600,8 @@ static int enter_phase(struct mdfio_job *j)
 	j->entered = 1;
 	ret = 0;
 out:
+	if (ret)
+		discard_logs(j);
 	mdfio_status_free(&st);
 	if (have)
 		mdfio_status_unlock(fd);
@@ -464,24 +610,29 @@ out:
 
 /* Leaves the phase: records the new position; the last rank out of a
  * cleanup that removed everything also removes the status file. */
-static void leave_phase(struct mdfio_job *j, int complete)
+static int leave_phase(struct mdfio_job *j, int complete)
 {
 	struct mdfio_status st;
 	struct mdfio_rank_rec *me;
 	char msg[512];
 	uint32_t r, cleaned = 0;
-	int fd, err;
+	int fd, err, last;
 
 	err = mdfio_status_lock(j->status_path, &fd);
 	if (err) {
 		say_err("cannot reopen %s: %s", j->status_path, strerror(err));
-		return;
+		return 0;
 	}
 	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
 		say_err("%s: %s", j->status_path, msg);
 		mdfio_status_unlock(fd);
-		return;
+		return 0;
 	}
+	if (strcmp(st.left_run, j->run)) {
+		st.left = 0;
+		snprintf(st.left_run, MDFIO_RUN_LEN, "%s", j->run);
+	}
+	last = ++st.left == st.ranks;
 	me = &st.rank[j->rank];
 	if (complete) {
 		switch (j->phase) {
@@ -510,6 +661,7 @@ static void leave_phase(struct mdfio_job *j, int complete)
 		say_err("cannot update %s: %s", j->status_path, strerror(err));
 	mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
+	return last;
 }
 
 /* ------------------------------------------------------------------ setup */
@@ -644,7 +796,9 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 		return say_err("out of memory for bs=%zu", j->size);
 	mdfio_pattern_fill(j->ref, j->size);
 	memcpy(j->obj, j->ref, j->size);
-	if (enter_phase(j))
+	if (eo->latency_log)
+		pick_into(eo->latency_log, j->log_prefix, sizeof(j->log_prefix));
+	if (enter_phase(j, eo->repeat))
 		return 1;
 	/* md-workbench counts failed operations and goes on; the engine
 	 * reports them itself and fails the job at its end */
@@ -673,10 +827,11 @@ static inline uint64_t now_ns(void)
 }
 
 static void record(struct thread_data *td, struct mdfio_job *j,
-		   enum mdfio_op op, uint64_t ns, int err)
+		   enum mdfio_op op, uint64_t start, uint64_t end, int err)
 {
 	struct op_count *c = &j->op[op];
 	enum fio_ddir dd = op_ddir[op];
+	uint64_t ns = end - start;
 
 	if (dd == DDIR_SYNC)
 		td->ts.total_io_u[DDIR_SYNC]++;
@@ -686,6 +841,8 @@ static void record(struct thread_data *td, struct mdfio_job *j,
 			add_sync_clat_sample(&td->ts, ns);
 		else
 			mdfio_add_clat(td, dd, ns, j->size);
+		if (j->log[op])
+			mdfio_oplog_row(j->log[op], start - j->log_t0, ns);
 		return;
 	}
 	if (dd != DDIR_SYNC)
@@ -705,7 +862,7 @@ static int timed_create(struct thread_data *td, struct mdfio_job *j,
 	mdfio_pattern_stamp(j->obj, j->size, owner, d, idx);
 	t0 = now_ns();
 	err = j->be->create(j->path, j->obj, j->size);
-	record(td, j, MDFIO_OP_CREATE, now_ns() - t0, err);
+	record(td, j, MDFIO_OP_CREATE, t0, now_ns(), err);
 	return err;
 }
 
@@ -714,7 +871,7 @@ static int timed_delete(struct thread_data *td, struct mdfio_job *j)
 	uint64_t t0 = now_ns();
 	int err = j->be->unlink(j->path);
 
-	record(td, j, MDFIO_OP_DELETE, now_ns() - t0, err);
+	record(td, j, MDFIO_OP_DELETE, t0, now_ns(), err);
 	return err;
 }
 
@@ -780,7 +937,7 @@ static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
 			  sizeof(j->path), j->rd_len[d], idx);
 	t0 = now_ns();
 	err = j->be->stat(j->path, &size);
-	record(td, j, MDFIO_OP_STAT, now_ns() - t0, err);
+	record(td, j, MDFIO_OP_STAT, t0, now_ns(), err);
 	if (err)
 		return err;
 
@@ -790,7 +947,7 @@ static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
 	    (size != j->size || mdfio_pattern_check(rbuf, j->ref, j->size,
 						     j->rd_rank[d], d, idx)))
 		read_err = EBADMSG;
-	record(td, j, MDFIO_OP_READ, now_ns() - t0, read_err);
+	record(td, j, MDFIO_OP_READ, t0, now_ns(), read_err);
 	if (j->read_only)
 		return read_err;
 
@@ -866,6 +1023,8 @@ enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
 		io_u->resid = io_u->xfer_buflen;
 		return FIO_Q_COMPLETED;
 	}
+	if (!k)
+		j->log_t0 = now_ns();
 	j->next++;
 	switch (j->phase) {
 	case MDFIO_PRECREATE:
@@ -944,11 +1103,14 @@ void mdfio_cleanup(struct thread_data *td)
 	if (j->rec_dir)
 		closedir(j->rec_dir);
 	complete = j->next == j->units;
+	close_logs(j);
 	if (j->entered) {
 		if (!complete)
 			say_err("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
 				j->rank, j->next, j->units, mdfio_phase_name(j->phase));
-		leave_phase(j, complete && !(j->phase == MDFIO_CLEANUP && j->dsets_err));
+		if (leave_phase(j, complete && !(j->phase == MDFIO_CLEANUP && j->dsets_err)) &&
+		    j->log_prefix[0])
+			merge_logs(j);
 	}
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");

@@ -40,6 +40,7 @@ struct mdfio_options {
 	unsigned long long steps;
 	unsigned long long start_index;
 	unsigned int repeat, repeats;
+	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 };
 
 extern struct fio_option mdfio_options[];

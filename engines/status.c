@@ -49,8 +49,9 @@ char *mdfio_status_format(const struct mdfio_status *st)
 	n = (size_t)snprintf(buf, len,
 		"mdfio-status 1\nranks %" PRIu32 "\ndatasets %" PRIu32
 		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
-		"\nstart-index %" PRIu64 "\n", st->ranks, st->datasets,
-		st->precreate, st->object_size, st->start);
+		"\nstart-index %" PRIu64 "\nleft %" PRIu32 " %s\n", st->ranks,
+		st->datasets, st->precreate, st->object_size, st->start,
+		st->left, st->left_run[0] ? st->left_run : "-");
 	for (r = 0; r < st->ranks; r++)
 		n += (size_t)snprintf(buf + n, len - n,
 			"rank %" PRIu32 " %s %" PRIu64 " %s\n", r,
@@ -111,6 +112,20 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	st->precreate = v[2];
 	st->object_size = v[3];
 	st->start = v[4];
+	{
+		char run[MDFIO_RUN_LEN];
+		unsigned int left;
+		int used = 0;
+
+		if (sscanf(p, "left %u %63s%n", &left, run, &used) != 2 ||
+		    p[used] != '\n') {
+			say(msg, msglen, "malformed line where 'left <n> <job>' belongs");
+			return -1;
+		}
+		p += used + 1;
+		st->left = left;
+		snprintf(st->left_run, MDFIO_RUN_LEN, "%s", strcmp(run, "-") ? run : "");
+	}
 	st->rank = calloc(st->ranks, sizeof(*st->rank));
 	if (!st->rank) {
 		say(msg, msglen, "out of memory");

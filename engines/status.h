@@ -31,6 +31,8 @@ struct mdfio_rank_rec {
 struct mdfio_status {
 	uint32_t ranks, datasets;
 	uint64_t precreate, object_size, start;
+	uint32_t left;			/* ranks of job left_run that are done */
+	char left_run[MDFIO_RUN_LEN];
 	struct mdfio_rank_rec *rank;	/* ranks entries, malloc'd */
 };
 

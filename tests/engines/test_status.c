@@ -17,7 +17,7 @@ static int failures;
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
 {
-	struct mdfio_status st = { ranks, 3, 100, 3901, 0, NULL };
+	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL };
 	uint32_t r;
 
 	st.rank = calloc(ranks, sizeof(*st.rank));
@@ -39,7 +39,8 @@ static void test_roundtrip(void)
 	text = mdfio_status_format(&st);
 	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)), "parse: %s", msg);
 	CHECK(back.ranks == 3 && back.datasets == 3 && back.precreate == 100 &&
-	      back.object_size == 3901, "header");
+	      back.object_size == 3901 && back.left == 2 && !strcmp(back.left_run, "j7"),
+	      "header");
 	CHECK(back.rank[1].state == MDFIO_RS_BENCHMARKING && back.rank[0].pos == 40 &&
 	      !strcmp(back.rank[0].run, "11.22.3") && !back.rank[2].run[0], "ranks");
 	mdfio_status_free(&back);

@@ -1,0 +1,107 @@
+"""latency_log= (md-workbench -L) written by the engine, and fio's own
+latency logs, against the operations in the same run's JSON."""
+import os
+import re
+
+from conftest import job, run_fio
+
+SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
+        "delete": ("trim", "clat_ns"), "stat": ("sync", "lat_ns")}
+
+
+def rows(path):
+    lines = path.read_text().splitlines()
+    assert lines[0] == "time,runtime"
+    out = []
+    for line in lines[1:]:
+        assert re.fullmatch(r"\d+\.\d{9},\d+\.\d{9}", line), line
+        t, d = line.split(",")
+        out.append((float(t), float(d)))
+    return out
+
+
+def test_logs_per_rank_and_merged_match_the_json(tmpfs, tmp_path):
+    root = tmpfs / "root"
+    root.mkdir()
+    logs = tmpfs / "logs"
+    logs.mkdir()
+    prefix = logs / "lat"
+    run = run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], root, numjobs=3, datasets=2,
+                      precreate_per_set=30, steps_per_set=10, bs=200, latency_log=prefix),
+                  tmp_path, check=True)
+    # md-workbench's iterations: precreate 0, benchmarks 0 and 1, cleanup 2
+    plan = {"precreate-0": (0, {"precreate": "create"}),
+            "benchmark-1": (0, {op: op for op in ("read", "stat", "create", "delete")}),
+            "benchmark-2": (1, {op: op for op in ("read", "stat", "create", "delete")}),
+            "cleanup-3": (2, {"cleanup": "delete"})}
+    expected_files = set()
+    for section, (it, names) in plan.items():
+        jobs = run.jobs(section)
+        for name, op in names.items():
+            slot, kind = SLOT[op]
+            merged = []
+            ranks = [0] + list(range(len(jobs) - 1, 0, -1))   # fio's order of clones
+            for rank, j in zip(ranks, jobs):
+                path = logs / f"lat-0.00-{it}-{name}-rank{rank}.csv"
+                expected_files.add(path.name)
+                got = rows(path)
+                lat = j[slot][kind]
+                assert len(got) == lat["N"], (path, len(got), lat["N"])
+                assert [t for t, _ in got] == sorted(t for t, _ in got)
+                assert round(min(d for _, d in got) * 1e9) == lat["min"]
+                assert round(max(d for _, d in got) * 1e9) == lat["max"]
+                assert sum(d for _, d in got) * 1e9 / len(got) == __import__("pytest").approx(lat["mean"], rel=1e-6)
+                assert max(t for t, _ in got) < j[{"create": "write", "read": "read", "stat": "read",
+                                                    "delete": "trim"}[op] if section.startswith("bench")
+                                                   else slot]["runtime"] / 1000 + 0.05
+                merged += got
+            allfile = logs / f"lat-0.00-{it}-{name}-all.csv"
+            plain = logs / f"lat-0.00-{it}-{name}.csv"
+            expected_files |= {allfile.name, plain.name}
+            assert rows(allfile) == sorted(merged)
+            assert os.path.samefile(plain, logs / f"lat-0.00-{it}-{name}-rank0.csv")
+    assert {p.name for p in logs.iterdir()} == expected_files
+    assert os.listdir(root) == []
+
+
+def test_read_only_logs_no_create_or_delete(tmpfs, tmp_path):
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    opts = dict(datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    run_fio(job(["benchmark"], root, read_only=1, latency_log=logs / "ro", **opts), tmp_path, check=True)
+    assert sorted(p.name for p in logs.iterdir()) == sorted(
+        f"ro-0.00-0-{op}{sfx}.csv" for op in ("read", "stat") for sfx in ("", "-all", "-rank0"))
+    run_fio(job(["cleanup"], root, **opts), tmp_path, check=True)
+
+
+def test_an_existing_log_is_never_replaced(tmpfs, tmp_path):
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    mine = logs / "lat-0.00-0-precreate-rank0.csv"
+    mine.write_text("precious\n")
+    run = run_fio(job(["precreate"], root, datasets=2, precreate_per_set=10, latency_log=logs / "lat"),
+                  tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"cannot create {mine}: File exists" in lines[0], run.stderr
+    assert mine.read_text() == "precious\n" and os.listdir(root) == []
+
+
+def test_fios_own_latency_log_carries_create_read_delete(tmpfs, tmp_path):
+    root = tmpfs / "root"
+    root.mkdir()
+    prefix = tmpfs / "fio"
+    run = run_fio(job(["precreate", "benchmark", "cleanup"], root, datasets=2, precreate_per_set=10,
+                      steps_per_set=4, bs=100, write_lat_log=prefix), tmp_path, check=True)
+    counts = []
+    for n in (1, 2, 3):
+        ddirs = [int(line.split(",")[2]) for line in (tmpfs / f"fio_clat.{n}.log").read_text().splitlines()]
+        counts.append({d: ddirs.count(d) for d in set(ddirs)})
+    # ddir 0 = read, 1 = write (create), 2 = trim (delete); stat has no log
+    pre, bench, clean = (run.jobs(s)[0] for s in ("precreate-0", "benchmark-1", "cleanup-2"))
+    assert counts[0] == {1: pre["write"]["clat_ns"]["N"]}
+    assert counts[1] == {0: 8, 1: 8, 2: 8}
+    assert counts[2] == {2: clean["trim"]["clat_ns"]["N"]}

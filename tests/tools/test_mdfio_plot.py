@@ -1,0 +1,167 @@
+"""tools/mdfio-plot on real runs: the data behind every figure against the
+logs and the report, gnuplot's PNGs decoded, and bad input."""
+import json
+import math
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+from conftest import SOURCE_ROOT, job, run_fio
+
+PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+OPS = ("create", "stat", "read", "delete")
+
+
+def png_size(path):
+    """Decodes a PNG far enough to know it is whole: chunk CRCs, and the
+    inflated image data matching width x height."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            channels = {2: 3, 6: 4, 0: 1, 4: 2, 3: 1}[color]
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    assert depth == 8 and len(raw) == height * (1 + width * channels)
+    return width, height
+
+
+def plot(*args):
+    return subprocess.run([str(PLOT), *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def logged_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("plotrun")
+    root, logs = base / "root", base / "logs"
+    root.mkdir()
+    logs.mkdir()
+    run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], root, numjobs=2, datasets=2,
+                precreate_per_set=40, steps_per_set=20, bs=300, latency_log=logs / "lat"),
+            base, args=["--output-format=json+"], check=True)
+    return sorted(base.glob("job-*.json"))[-1], logs / "lat"
+
+
+def log_rows(path):
+    return [tuple(map(float, l.split(","))) for l in path.read_text().splitlines()[1:]]
+
+
+def test_figures_and_their_data(logged_run, tmp_path):
+    run_json, prefix = logged_run
+    proc = plot(run_json, "--logs", prefix, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    pngs = proc.stdout.split()
+    names = ["precreate", "benchmark-1", "benchmark-2", "cleanup"]
+    assert [p.rsplit("/", 1)[1] for p in pngs] == \
+        [f"{n}-{k}.png" for n in names for k in ("timeline", "boxplot", "histogram")] + ["repeats-rate.png"]
+    for p in pngs:
+        assert png_size(tmp_path / p.rsplit("/", 1)[1]) == (1200, 800)
+        svg = (tmp_path / p.rsplit("/", 1)[1]).with_suffix(".svg").read_text()
+        assert 'width="1200"' in svg and 'height="800"' in svg
+
+    records = json.loads(subprocess.run([str(REPORT), "--json", str(run_json)], capture_output=True,
+                                        text=True).stdout)["records"]
+    files = {"precreate": (0, {"create": "precreate"}), "benchmark-1": (0, {o: o for o in OPS}),
+             "benchmark-2": (1, {o: o for o in OPS}), "cleanup": (2, {"delete": "cleanup"})}
+    for name, rec in zip(names, records):
+        it, ops = files[name]
+        box = {l.split()[1]: list(map(float, l.split()[2:])) for l in
+               (tmp_path / f"{name}-boxplot.dat").read_text().splitlines()[1:]}
+        for op, logname in ops.items():
+            rows = log_rows(prefix.parent / f"lat-0.00-{it}-{logname}-all.csv")
+            # timeline: every logged operation, nothing thinned at this size
+            tl = [tuple(map(float, l.split())) for l in
+                  (tmp_path / f"{name}-timeline-{op}.dat").read_text().splitlines()[1:]]
+            assert tl == rows   # both printed with 9 decimals: exact
+            # histogram: every operation in the bin that holds its latency
+            hist = [l.split() for l in (tmp_path / f"{name}-histogram-{op}.dat").read_text().splitlines()[1:]]
+            assert sum(int(h[2]) for h in hist) == len(rows)
+            for h in hist:
+                lo, hi, count = float(h[0]), float(h[1]), int(h[2])
+                inside = sum(1 for _, d in rows if lo * (1 - 1e-6) <= d < hi * (1 + 1e-6))
+                assert inside >= count
+            # boxplot: the report's figures
+            want = [rec[f"{op}_{k}"] for k in ("min_s", "q1_s", "median_s", "q3_s", "max_s", "q90_s", "q99_s",
+                                               "count")]
+            assert box[op] == pytest.approx(want, rel=1e-6)
+    rates = [tuple(map(float, l.split())) for l in (tmp_path / "repeats-rate.dat").read_text().splitlines()[1:]]
+    bench = [r for r in records if r["phase"] == "benchmark"]
+    assert [(int(r[0]), r[1]) for r in rates] == [(b["repeat"], pytest.approx(b["obj_per_s"])) for b in bench]
+
+
+def test_large_timelines_are_thinned_without_losing_outliers(logged_run, tmp_path):
+    run_json, prefix = logged_run
+    assert plot(run_json, "--logs", prefix, "--out", tmp_path, "--max-points", 10).returncode == 0
+    rows = log_rows(prefix.parent / "lat-0.00-0-read-all.csv")
+    kept = [tuple(map(float, l.split())) for l in
+            (tmp_path / "benchmark-1-timeline-read.dat").read_text().splitlines()[1:]]
+    durations = sorted(d for _, d in rows)
+    q99 = durations[round(0.99 * (len(rows) - 1) + 0.49)]
+    k = math.ceil(len(rows) / 10)
+    assert kept == [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99]
+    assert len(kept) < len(rows) and max(kept, key=lambda r: r[1]) == max(rows, key=lambda r: r[1])
+    assert "thinned" in (tmp_path / "benchmark-1-timeline.gp").read_text()
+
+
+def test_scaling_figure(tmp_path, tmpfs):
+    runs = []
+    for label in ("a", "b"):
+        for n in (1, 2):
+            root = tmpfs / f"{label}{n}"
+            root.mkdir()
+            run_fio(job(["precreate", "benchmark", "cleanup"], root, numjobs=n, datasets=2, precreate_per_set=30,
+                        steps_per_set=10, bs=100), tmp_path, args=["--output-format=json+"], check=True)
+            runs.append((label, n, sorted(tmp_path.glob("job-*.json"), key=lambda p: p.stat().st_mtime)[-1]))
+    out = tmp_path / "fig"
+    out.mkdir()
+    proc = plot("--out", out, "--scaling", *[f"{l}={p}" for l, _, p in runs])
+    assert proc.returncode == 0, proc.stderr
+    assert png_size(out / "scaling.png") == (1200, 800)
+    for label, n, path in runs:
+        rec = {r["phase"]: r for r in json.loads(subprocess.run(
+            [str(REPORT), "--json", str(path)], capture_output=True, text=True).stdout)["records"]}
+        for phase in ("precreate", "benchmark", "cleanup"):
+            data = dict(tuple(map(float, l.split())) for l in
+                        (out / f"scaling-{phase}-{label}.dat").read_text().splitlines()[1:])
+            assert data[n] == pytest.approx(rec[phase]["obj_per_s"])
+
+
+def test_bad_input(logged_run, tmp_path):
+    run_json, prefix = logged_run
+
+    def one_line(proc, needle):
+        assert proc.returncode == 2 and proc.stdout == ""
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("mdfio-plot: ") and needle in lines[0], proc.stderr
+        assert "Traceback" not in proc.stderr
+
+    out = tmp_path / "out"
+    out.mkdir()
+    empty = tmp_path / "nologs"
+    empty.mkdir()
+    one_line(plot(run_json, "--logs", empty / "lat", "--out", out), "no latency logs there")
+    one_line(plot(run_json, "--out", out), "--logs PREFIX is required")
+    # logs of another run: same layout, other counts
+    other = tmp_path / "other"
+    other.mkdir()
+    for p in prefix.parent.glob("lat-*-all.csv"):
+        lines = p.read_text().splitlines()
+        (other / p.name).write_text("\n".join(lines[:-1]) + "\n")
+    one_line(plot(run_json, "--logs", other / "lat", "--out", out), "the logs are from another run")
+    # an empty log
+    for p in other.glob("*"):
+        p.write_text((prefix.parent / p.name).read_text())
+    (other / "lat-0.00-0-precreate-all.csv").write_text("")
+    one_line(plot(run_json, "--logs", other / "lat", "--out", out), "not a latency log")
+    one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
+    one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")
