@@ -804,6 +804,12 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	 * reports them itself and fails the job at its end */
 	td->o.continue_on_error = ERROR_TYPE_ANY;
 	td->ts.continue_on_error = ERROR_TYPE_ANY;
+	/* fio's per-io_u clock reads (start, issue, completion) feed only the
+	 * statistics FIO_NOSTATS discards; drop them as gtod_reduce does, but
+	 * keep the percentiles the engine's own samples use */
+	td->o.disable_lat = td->o.disable_clat = 1;
+	td->o.disable_slat = td->o.disable_bw = 1;
+	td->ts_cache_mask = 63;
 	j->units = phase_units(eo);
 	if (j->recover) {
 		uint64_t n = count_objects(j);

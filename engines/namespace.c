@@ -4,15 +4,13 @@
 
 size_t mdfio_utoa(char *p, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0, i;
+	size_t n = 1, i;
+	uint64_t x;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
+	for (x = v; x >= 10; x /= 10)
+		n++;
+	for (i = n; i-- > 0; v /= 10)
+		p[i] = (char)('0' + v % 10);
 	return n;
 }
 

@@ -1,5 +1,6 @@
 #include "pattern.h"
 
+#include <endian.h>
 #include <string.h>
 
 static const uint8_t magic[8] = { 'm', 'd', 'f', 'i', 'o', 'o', 'b', '1' };
@@ -22,15 +23,14 @@ void mdfio_pattern_fill(uint8_t *buf, size_t size)
 static void header(uint8_t h[MDFIO_HEADER_SIZE], uint32_t rank,
 		   uint32_t dataset, uint64_t index)
 {
-	int i;
+	/* little-endian on every host, so objects verify across machines */
+	uint32_t r = htole32(rank), d = htole32(dataset);
+	uint64_t i = htole64(index);
 
 	memcpy(h, magic, 8);
-	for (i = 0; i < 4; i++) {
-		h[8 + i] = (uint8_t)(rank >> (8 * i));
-		h[12 + i] = (uint8_t)(dataset >> (8 * i));
-	}
-	for (i = 0; i < 8; i++)
-		h[16 + i] = (uint8_t)(index >> (8 * i));
+	memcpy(h + 8, &r, 4);
+	memcpy(h + 12, &d, 4);
+	memcpy(h + 16, &i, 8);
 }
 
 void mdfio_pattern_stamp(uint8_t *buf, size_t size, uint32_t rank,
