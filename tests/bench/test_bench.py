@@ -1,0 +1,25 @@
+"""bench/run on its tiny configuration: the harness runs and prints every
+table. Speed is never asserted here; bench/run itself measures it."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import ENGINE_DIR, SOURCE_ROOT
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_quick_bench_prints_every_table():
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick"], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|loop \+ timer) \| [0-9.]+ \[[0-9.]+, [0-9.]+\]",
+                          out, re.M)) == 4, out
+    assert len(re.findall(r"^\| tmpfs \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$", out, re.M)) == 2, out
+    assert re.search(r"^\| bare loop \| \d+ \|$", out, re.M), out
+    assert re.search(r"^\| mdfio-posix in fio \| \d+ \|$", out, re.M), out
+    assert len(re.findall(r"^\| `[^`]+` \| -?\d+ \|$", out, re.M)) == 5, out
