@@ -264,6 +264,9 @@ class Run:
 
 
 def local_time(epoch):
-    return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        raise BadInput(f"timestamp {epoch:g} is out of range: not the JSON of a real fio run") from None
 
 
