@@ -29,18 +29,28 @@ static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 };
 static const char *const op_name[MDFIO_OP_NR] = {
 	"create", "stat", "read", "delete" };
-/* The data direction that carries each phase's headline count. */
-static const enum fio_ddir phase_ddir[] = {
-	[MDFIO_PRECREATE] = DDIR_WRITE,
-	[MDFIO_BENCHMARK] = DDIR_READ,
-	[MDFIO_CLEANUP] = DDIR_TRIM,
+/* The data direction that carries each phase's headline count, as fio's
+ * io_u direction, its rw= setting, and the option's name. */
+static const struct {
+	enum fio_ddir ddir;
+	enum td_ddir rw;
+	const char *rw_name;
+} phase_io[] = {
+	[MDFIO_PRECREATE] = { DDIR_WRITE, TD_DDIR_WRITE, "write" },
+	[MDFIO_BENCHMARK] = { DDIR_READ, TD_DDIR_READ, "read" },
+	[MDFIO_CLEANUP] = { DDIR_TRIM, TD_DDIR_TRIM, "trim" },
 };
-static const char *const phase_rw[] = { "write", "read", "trim" };
 
 struct op_count {
-	uint64_t ok, err;
+	uint64_t err;
 	int first_errno;
 	char first_path[PATH_MAX];
+};
+
+struct dataset {
+	char *path;
+	size_t len;
+	uint32_t rank;
 };
 
 struct mdfio_job {
@@ -54,20 +64,17 @@ struct mdfio_job {
 	char status_path[PATH_MAX];
 	char run[MDFIO_RUN_LEN];
 	uint64_t units, next;
-	/* dataset paths: own, read-from and write-to, for each d */
-	char *dsets;
-	size_t stride;
-	size_t *own_len, *rd_len, *wr_len;
-	char **own, **rd, **wr;
-	uint32_t *rd_rank, *wr_rank;
+	/* for each d: our dataset, the one a step reads from, the one it
+	 * writes to (paths built once; a step only appends the object) */
+	struct dataset *own, *rd, *wr;
+	char *dset_paths;
 	char path[PATH_MAX];
 	uint8_t *obj, *ref;
 	struct op_count op[MDFIO_OP_NR];
-	uint64_t dsets_ok, dsets_err;
+	uint64_t dsets_err;
 	int entered;
 	/* per-operation latency log (md-workbench -L), streamed */
 	FILE *log[MDFIO_OP_NR];
-	char log_path[MDFIO_OP_NR][PATH_MAX];
 	char log_prefix[PATH_MAX];
 	uint64_t log_iter, log_t0;
 	/* recovery: the dataset being read and its directory stream */
@@ -170,27 +177,23 @@ U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
 
 static int cb_phase(void *data, const char *s)
 {
-	static const char *const names[] = { "precreate", "benchmark", "cleanup" };
 	struct thread_data *td = *(struct thread_data **)data;
 	char buf[64];
 	const char *v = pick(s, buf, sizeof(buf));
-	unsigned int i;
+	enum mdfio_phase ph;
 
-	for (i = 0; i < 3; i++) {
-		if (strcmp(v, names[i]))
+	for (ph = MDFIO_PRECREATE; ph <= MDFIO_CLEANUP; ph++) {
+		if (strcmp(v, mdfio_phase_name(ph)))
 			continue;
-		enum td_ddir want = i == 0 ? TD_DDIR_WRITE :
-			i == 1 ? TD_DDIR_READ : TD_DDIR_TRIM;
-
-		opts_of(data)->phase = i + 1;
+		opts_of(data)->phase = ph + 1;
 		if (!td)
 			return 0;
 		/* the phase owns the headline direction (fio parses engine
 		 * options last, so a contradicting rw= is already known) */
-		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != want)
+		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != phase_io[ph].rw)
 			return say_err("phase=%s reports its count as rw=%s; remove the rw= option",
-				       v, phase_rw[i]);
-		td->o.td_ddir = want;
+				       v, phase_io[ph].rw_name);
+		td->o.td_ddir = phase_io[ph].rw;
 		return 0;
 	}
 	return say_err("phase=%s: expected precreate, benchmark or cleanup", s);
@@ -285,13 +288,12 @@ struct fio_option mdfio_options[] = {
 static int check_fio_options(struct thread_data *td, enum mdfio_phase ph)
 {
 	struct thread_options *o = &td->o;
-	enum fio_ddir dd = phase_ddir[ph];
-	enum td_ddir want = ph == MDFIO_PRECREATE ? TD_DDIR_WRITE :
-		ph == MDFIO_BENCHMARK ? TD_DDIR_READ : TD_DDIR_TRIM;
+	enum fio_ddir dd = phase_io[ph].ddir;
 
-	if (o->td_ddir != want)
+	/* a job section's rw= can contradict a phase= from [global] */
+	if (o->td_ddir != phase_io[ph].rw)
 		return say_err("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
-			       mdfio_phase_name(ph), phase_rw[ph], phase_rw[ph]);
+			       mdfio_phase_name(ph), phase_io[ph].rw_name, phase_io[ph].rw_name);
 	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
 		return say_err("bs must be one fixed size (the object size), not a range");
 	/* fio has set size itself by now (setup runs first), so ask the
@@ -432,33 +434,38 @@ static const char *log_name(const struct mdfio_job *j, enum mdfio_op op)
 	return op_name[op];
 }
 
-static void close_logs(struct mdfio_job *j)
+/* Rank r's log of an operation of this phase; 0 if the name does not fit. */
+static size_t rank_log_path(const struct mdfio_job *j, const char *name,
+			    uint32_t rank, char *buf, size_t len)
 {
-	int op;
+	char suffix[32];
 
-	for (op = 0; op < MDFIO_OP_NR; op++) {
-		if (j->log[op] && fclose(j->log[op]))
-			say_err("latency log of %s: %s", op_name[op], strerror(errno));
-		j->log[op] = NULL;
-	}
+	snprintf(suffix, sizeof(suffix), "-rank%" PRIu32, rank);
+	return mdfio_oplog_path(buf, len, j->log_prefix, j->log_iter, name, suffix);
 }
 
-/* Removes the logs this rank just created, when its phase is refused. */
-static void discard_logs(struct mdfio_job *j)
+/* Closes the logs; with discard (the phase was refused) also removes the
+ * files this rank just created. */
+static void close_logs(struct mdfio_job *j, int discard)
 {
+	char path[PATH_MAX];
 	int op;
 
-	close_logs(j);
 	for (op = 0; op < MDFIO_OP_NR; op++) {
-		if (j->log_path[op][0])
-			unlink(j->log_path[op]);
-		j->log_path[op][0] = '\0';
+		if (!j->log[op])
+			continue;
+		if (fclose(j->log[op]))
+			say_err("latency log of %s: %s", op_name[op], strerror(errno));
+		j->log[op] = NULL;
+		if (discard && rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank,
+					     path, sizeof(path)))
+			unlink(path);
 	}
 }
 
 static int open_logs(struct mdfio_job *j, unsigned int repeat)
 {
-	char path[PATH_MAX], rank[32];
+	char path[PATH_MAX];
 	int op;
 
 	if (!j->log_prefix[0])
@@ -468,23 +475,20 @@ static int open_logs(struct mdfio_job *j, unsigned int repeat)
 	j->log_iter = j->phase == MDFIO_PRECREATE ? 0 : (j->pos - j->start) / j->steps;
 	if (j->phase == MDFIO_BENCHMARK && j->read_only)
 		j->log_iter += repeat - 1;
-	snprintf(rank, sizeof(rank), "-rank%" PRIu32, j->rank);
 	for (op = 0; op < MDFIO_OP_NR; op++) {
 		const char *name = log_name(j, (enum mdfio_op)op);
 
 		if (!name)
 			continue;
-		if (!mdfio_oplog_path(path, sizeof(path), j->log_prefix, j->log_iter, name, rank)) {
-			discard_logs(j);
+		if (!rank_log_path(j, name, j->rank, path, sizeof(path))) {
+			close_logs(j, 1);
 			return say_err("latency_log=%s: path too long", j->log_prefix);
 		}
 		j->log[op] = mdfio_oplog_create(path);
-		if (j->log[op])
-			snprintf(j->log_path[op], PATH_MAX, "%s", path);
 		if (!j->log[op]) {
 			int err = errno;
 
-			discard_logs(j);
+			close_logs(j, 1);
 			return say_err("latency_log: cannot create %s: %s%s", path, strerror(err),
 				       err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
 		}
@@ -498,34 +502,30 @@ static void merge_logs(struct mdfio_job *j)
 {
 	char out[PATH_MAX], plain[PATH_MAX];
 	char **in = calloc(j->ranks, sizeof(char *));
+	char *paths = malloc((size_t)j->ranks * PATH_MAX);
 	uint32_t r;
 	int op, err;
 
-	for (op = 0; in && op < MDFIO_OP_NR; op++) {
+	for (r = 0; in && paths && r < j->ranks; r++)
+		in[r] = paths + (size_t)r * PATH_MAX;
+	for (op = 0; in && paths && op < MDFIO_OP_NR; op++) {
 		const char *name = log_name(j, (enum mdfio_op)op);
 
 		if (!name)
 			continue;
-		for (r = 0; r < j->ranks; r++) {
-			char rank[32];
-
-			snprintf(rank, sizeof(rank), "-rank%" PRIu32, r);
-			in[r] = malloc(PATH_MAX);
-			if (in[r])
-				mdfio_oplog_path(in[r], PATH_MAX, j->log_prefix, j->log_iter, name, rank);
-		}
+		for (r = 0; r < j->ranks; r++)
+			rank_log_path(j, name, r, in[r], PATH_MAX);
 		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
 		err = mdfio_oplog_merge(out, in, j->ranks);
 		if (err)
 			say_err("latency log %s: %s", out, strerror(err));
 		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
-		if (in[0] && link(in[0], plain))
+		if (link(in[0], plain))
 			say_err("latency log %s: %s", plain, strerror(errno));
-		for (r = 0; r < j->ranks; r++) {
-			free(in[r]);
-			in[r] = NULL;
-		}
 	}
+	if (!in || !paths)
+		say_err("out of memory merging the latency logs");
+	free(paths);
 	free(in);
 }
 
@@ -544,7 +544,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 		return 1;
 	for (;;) {
 		err = mdfio_status_lock(j->status_path, &fd);
-		if (!err || err != ENOENT || j->phase != MDFIO_PRECREATE)
+		if (err != ENOENT || j->phase != MDFIO_PRECREATE)
 			break;
 		/* first rank of a new namespace: check, then create */
 		if (namespace_clear(j, j->path, sizeof(j->path))) {
@@ -552,20 +552,20 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 			 * datasets) since we looked: look again */
 			if (!access(j->status_path, F_OK))
 				continue;
-			discard_logs(j);
+			close_logs(j, 1);
 			return say_err("%s already exists: refusing to precreate over it (nothing was touched)",
 				       j->path);
 		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank) {
-			discard_logs(j);
+			close_logs(j, 1);
 			return say_err("out of memory");
 		}
 		fill_status(j, &st);
 		err = mdfio_status_create(j->status_path, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST) {
-			discard_logs(j);
+			close_logs(j, 1);
 			return say_err("cannot create %s: %s", j->status_path,
 				       strerror(err));
 		}
@@ -601,7 +601,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 	ret = 0;
 out:
 	if (ret)
-		discard_logs(j);
+		close_logs(j, 1);
 	mdfio_status_free(&st);
 	if (have)
 		mdfio_status_unlock(fd);
@@ -668,31 +668,28 @@ static int leave_phase(struct mdfio_job *j, int complete)
 
 static int build_paths(struct mdfio_job *j)
 {
-	uint32_t d;
+	size_t stride = strlen(j->root) + 48;	/* see mdfio_dataset_path */
+	uint32_t d, k;
 
-	j->stride = strlen(j->root) + 48;
-	j->dsets = malloc((size_t)j->datasets * 3 * j->stride);
-	j->own = calloc((size_t)j->datasets * 3, sizeof(char *));
-	j->own_len = calloc((size_t)j->datasets * 3, sizeof(size_t));
-	j->rd_rank = calloc((size_t)j->datasets * 2, sizeof(uint32_t));
-	if (!j->dsets || !j->own || !j->own_len || !j->rd_rank)
+	if (stride + 27 > sizeof(j->path))	/* + "/file-<20 digits>" */
+		return say_err("directory=%s: path too long", j->root);
+	j->own = calloc((size_t)j->datasets * 3, sizeof(*j->own));
+	j->dset_paths = malloc((size_t)j->datasets * 3 * stride);
+	if (!j->own || !j->dset_paths)
 		return say_err("out of memory for %" PRIu32 " datasets", j->datasets);
 	j->rd = j->own + j->datasets;
 	j->wr = j->rd + j->datasets;
-	j->rd_len = j->own_len + j->datasets;
-	j->wr_len = j->rd_len + j->datasets;
-	j->wr_rank = j->rd_rank + j->datasets;
 	for (d = 0; d < j->datasets; d++) {
-		j->rd_rank[d] = mdfio_read_rank(j->rank, d, j->offset, j->ranks);
-		j->wr_rank[d] = mdfio_write_rank(j->rank, d, j->offset, j->ranks);
-		j->own[d] = j->dsets + (size_t)d * j->stride;
-		j->rd[d] = j->own[d] + (size_t)j->datasets * j->stride;
-		j->wr[d] = j->rd[d] + (size_t)j->datasets * j->stride;
-		j->own_len[d] = mdfio_dataset_path(j->own[d], j->stride, j->root, j->rank, d);
-		j->rd_len[d] = mdfio_dataset_path(j->rd[d], j->stride, j->root, j->rd_rank[d], d);
-		j->wr_len[d] = mdfio_dataset_path(j->wr[d], j->stride, j->root, j->wr_rank[d], d);
-		if (strlen(j->root) + 48 > sizeof(j->path))
-			return say_err("directory=%s: path too long", j->root);
+		j->own[d].rank = j->rank;
+		j->rd[d].rank = mdfio_read_rank(j->rank, d, j->offset, j->ranks);
+		j->wr[d].rank = mdfio_write_rank(j->rank, d, j->offset, j->ranks);
+	}
+	for (k = 0; k < j->datasets * 3; k++) {
+		struct dataset *ds = &j->own[k];
+
+		ds->path = j->dset_paths + (size_t)k * stride;
+		ds->len = mdfio_dataset_path(ds->path, stride, j->root, ds->rank,
+					     k % j->datasets);
 	}
 	return 0;
 }
@@ -704,7 +701,7 @@ static uint64_t count_objects(struct mdfio_job *j)
 	uint32_t d;
 
 	for (d = 0; d < j->datasets; d++) {
-		DIR *dir = opendir(j->own[d]);
+		DIR *dir = opendir(j->own[d].path);
 		struct dirent *de;
 
 		if (!dir)
@@ -718,7 +715,7 @@ static uint64_t count_objects(struct mdfio_job *j)
 
 static void set_units(struct thread_data *td, uint64_t units)
 {
-	uint64_t bytes = units * td->o.bs[phase_ddir[0]];
+	uint64_t bytes = units * td->o.bs[DDIR_WRITE];	/* one size for all */
 	struct fio_file *f = td->files[0];
 
 	f->real_file_size = bytes;
@@ -731,13 +728,11 @@ static void set_units(struct thread_data *td, uint64_t units)
 int mdfio_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
-	uint64_t units = phase_units(eo);
-
 	/* fio calls this in its main process before any job runs, so only
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
-	set_units(td, units ? units : 1);
+	set_units(td, phase_units(eo));
 	return 0;
 }
 
@@ -780,7 +775,7 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	j->precreate = eo->precreate;
 	j->steps = eo->steps;
 	j->start = eo->start_index;
-	j->size = td->o.bs[phase_ddir[j->phase]];
+	j->size = td->o.bs[phase_io[j->phase].ddir];
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
@@ -842,7 +837,6 @@ static void record(struct thread_data *td, struct mdfio_job *j,
 	if (dd == DDIR_SYNC)
 		td->ts.total_io_u[DDIR_SYNC]++;
 	if (!err) {
-		c->ok++;
 		if (dd == DDIR_SYNC)
 			add_sync_clat_sample(&td->ts, ns);
 		else
@@ -857,6 +851,14 @@ static void record(struct thread_data *td, struct mdfio_job *j,
 		c->first_errno = err;
 		snprintf(c->first_path, sizeof(c->first_path), "%s", j->path);
 	}
+}
+
+/* j->path = the object of index idx in dataset ds. */
+static void object_path(struct mdfio_job *j, const struct dataset *ds,
+			uint64_t idx)
+{
+	memcpy(j->path, ds->path, ds->len);
+	mdfio_object_path(j->path, sizeof(j->path), ds->len, idx);
 }
 
 static int timed_create(struct thread_data *td, struct mdfio_job *j,
@@ -886,15 +888,14 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 	uint32_t d;
 
 	for (d = 0; d < j->datasets; d++) {
-		int err = j->be->mkdir(j->own[d]);
+		int err = j->be->mkdir(j->own[d].path);
 
 		if (err) {
 			j->dsets_err++;
 			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
 			return say_err("rank %" PRIu32 ": cannot create dataset %s: %s",
-				       j->rank, j->own[d], strerror(err));
+				       j->rank, j->own[d].path, strerror(err));
 		}
-		j->dsets_ok++;
 	}
 	return 0;
 }
@@ -904,16 +905,14 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 static void remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			   uint32_t d)
 {
-	int err = j->be->rmdir(j->own[d]);
+	int err = j->be->rmdir(j->own[d].path);
 
-	if (!err || (err == ENOENT && j->recover)) {
-		j->dsets_ok += !err;
+	if (!err || (err == ENOENT && j->recover))
 		return;
-	}
 	j->dsets_err++;
 	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
 	say_err("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
-		j->own[d], strerror(err), err == ENOTEMPTY ?
+		j->own[d].path, strerror(err), err == ENOTEMPTY ?
 		" (it holds files mdfio did not expect; they were left alone)" : "");
 }
 
@@ -925,8 +924,7 @@ static int unit_precreate(struct thread_data *td, struct mdfio_job *j,
 
 	if (!k && make_datasets(td, j))
 		return -1;
-	mdfio_object_path(memcpy(j->path, j->own[d], j->own_len[d]),
-			  sizeof(j->path), j->own_len[d], j->pos + f);
+	object_path(j, &j->own[d], j->pos + f);
 	return timed_create(td, j, j->rank, d, j->pos + f);
 }
 
@@ -939,8 +937,7 @@ static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
 	uint32_t d = (uint32_t)(k % j->datasets);
 	int err, read_err;
 
-	mdfio_object_path(memcpy(j->path, j->rd[d], j->rd_len[d]),
-			  sizeof(j->path), j->rd_len[d], idx);
+	object_path(j, &j->rd[d], idx);
 	t0 = now_ns();
 	err = j->be->stat(j->path, &size);
 	record(td, j, MDFIO_OP_STAT, t0, now_ns(), err);
@@ -951,16 +948,15 @@ static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
 	read_err = j->be->read(j->path, rbuf, j->size);
 	if (!read_err && j->verify &&
 	    (size != j->size || mdfio_pattern_check(rbuf, j->ref, j->size,
-						     j->rd_rank[d], d, idx)))
+						     j->rd[d].rank, d, idx)))
 		read_err = EBADMSG;
 	record(td, j, MDFIO_OP_READ, t0, now_ns(), read_err);
 	if (j->read_only)
 		return read_err;
 
 	timed_delete(td, j);
-	mdfio_object_path(memcpy(j->path, j->wr[d], j->wr_len[d]),
-			  sizeof(j->path), j->wr_len[d], j->precreate + idx);
-	timed_create(td, j, j->wr_rank[d], d, j->precreate + idx);
+	object_path(j, &j->wr[d], j->precreate + idx);
+	timed_create(td, j, j->wr[d].rank, d, j->precreate + idx);
 	return read_err;
 }
 
@@ -971,8 +967,7 @@ static int unit_cleanup(struct thread_data *td, struct mdfio_job *j,
 	uint32_t d = (uint32_t)(k / j->precreate);
 	int err;
 
-	mdfio_object_path(memcpy(j->path, j->own[d], j->own_len[d]),
-			  sizeof(j->path), j->own_len[d], j->pos + f);
+	object_path(j, &j->own[d], j->pos + f);
 	err = timed_delete(td, j);
 	if (f == j->precreate - 1)
 		remove_dataset(td, j, d);
@@ -989,7 +984,7 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 		if (!j->rec_dir) {
 			if (j->rec_d >= j->datasets)
 				return ENOENT;
-			j->rec_dir = opendir(j->own[j->rec_d]);
+			j->rec_dir = opendir(j->own[j->rec_d].path);
 			if (!j->rec_dir) {
 				j->rec_d++;
 				continue;
@@ -999,9 +994,7 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 			if (!mdfio_parse_object_name(de->d_name, &idx))
 				continue;
 			j->rec_found++;
-			mdfio_object_path(memcpy(j->path, j->own[j->rec_d],
-						 j->own_len[j->rec_d]),
-					  sizeof(j->path), j->own_len[j->rec_d], idx);
+			object_path(j, &j->own[j->rec_d], idx);
 			return timed_delete(td, j);
 		}
 		/* unlinking while reading a directory may skip entries (tmpfs
@@ -1023,8 +1016,9 @@ enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
 	uint64_t k = j->next;
 	int ret;
 
-	if (k >= j->units || td->done) {
-		/* fio asked for more than the phase holds: stop it there */
+	if (k >= j->units) {
+		/* fio asked for more than the phase holds (or this is a spare
+		 * repeat section, with none): stop it there */
 		td->done = 1;
 		io_u->resid = io_u->xfer_buflen;
 		return FIO_Q_COMPLETED;
@@ -1109,7 +1103,7 @@ void mdfio_cleanup(struct thread_data *td)
 	if (j->rec_dir)
 		closedir(j->rec_dir);
 	complete = j->next == j->units;
-	close_logs(j);
+	close_logs(j, 0);
 	if (j->entered) {
 		if (!complete)
 			say_err("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
@@ -1120,10 +1114,8 @@ void mdfio_cleanup(struct thread_data *td)
 	}
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");
-	free(j->dsets);
+	free(j->dset_paths);
 	free(j->own);
-	free(j->own_len);
-	free(j->rd_rank);
 	free(j->obj);
 	free(j->ref);
 	free(j);
