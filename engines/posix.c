@@ -11,42 +11,44 @@
 /* fio forks its jobs from a multi-threaded process, and glibc's open, read,
  * write and close keep taking their thread-cancellation path in the child
  * (some 190 instructions a step). syscall() makes the same system calls
- * without it; strace sees exactly what md-workbench's calls produce. */
-static inline long sys_ret(long r)
-{
-	return r < 0 ? -1 : r;
-}
-#define sys_openat(p, f, m) sys_ret(syscall(SYS_openat, AT_FDCWD, (p), (f), (m)))
-#define sys_read(fd, b, n) sys_ret(syscall(SYS_read, (fd), (b), (n)))
-#define sys_write(fd, b, n) sys_ret(syscall(SYS_write, (fd), (b), (n)))
-#define sys_close(fd) sys_ret(syscall(SYS_close, (fd)))
-#define sys_stat(p, sb) sys_ret(syscall(SYS_newfstatat, AT_FDCWD, (p), (sb), 0))
+ * without it (and, like them, returns -1 and sets errno); strace sees exactly
+ * what md-workbench's calls produce. */
+#define sys_openat(p, f, m) ((int)syscall(SYS_openat, AT_FDCWD, (p), (f), (m)))
+#define sys_close(fd) syscall(SYS_close, (fd))
 #ifdef SYS_unlink
-#define sys_unlink(p) sys_ret(syscall(SYS_unlink, (p)))
+#define sys_unlink(p) syscall(SYS_unlink, (p))
 #else
-#define sys_unlink(p) sys_ret(syscall(SYS_unlinkat, AT_FDCWD, (p), 0))
+#define sys_unlink(p) syscall(SYS_unlinkat, AT_FDCWD, (p), 0)
 #endif
 
-static int posix_create(const char *path, const void *buf, size_t size)
+/* Transfers all size bytes with SYS_read or SYS_write: 0, an errno value,
+ * or EIO for a short object. */
+static int transfer(long nr, int fd, const void *buf, size_t size)
 {
-	/* O_EXCL: an object name that exists is never written over */
-	int fd = (int)sys_openat(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
 	size_t done = 0;
-	int err = 0;
 
-	if (fd < 0)
-		return errno;
 	while (done < size) {
-		ssize_t n = sys_write(fd, (const char *)buf + done, size - done);
+		long n = syscall(nr, fd, (const char *)buf + done, size - done);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			err = n < 0 ? errno : EIO;
-			break;
+			return n < 0 ? errno : EIO;
 		}
 		done += (size_t)n;
 	}
+	return 0;
+}
+
+static int posix_create(const char *path, const void *buf, size_t size)
+{
+	/* O_EXCL: an object name that exists is never written over */
+	int fd = sys_openat(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
+	int err;
+
+	if (fd < 0)
+		return errno;
+	err = transfer(SYS_write, fd, buf, size);
 	if (sys_close(fd) && !err)
 		err = errno;
 	return err;
@@ -56,7 +58,7 @@ static int posix_stat(const char *path, uint64_t *size)
 {
 	struct stat sb;
 
-	if (sys_stat(path, &sb))
+	if (syscall(SYS_newfstatat, AT_FDCWD, path, &sb, 0))
 		return errno;
 	*size = (uint64_t)sb.st_size;
 	return 0;
@@ -64,23 +66,12 @@ static int posix_stat(const char *path, uint64_t *size)
 
 static int posix_read(const char *path, void *buf, size_t size)
 {
-	int fd = (int)sys_openat(path, O_RDONLY | O_CLOEXEC, 0);
-	size_t done = 0;
-	int err = 0;
+	int fd = sys_openat(path, O_RDONLY | O_CLOEXEC, 0);
+	int err;
 
 	if (fd < 0)
 		return errno;
-	while (done < size) {
-		ssize_t n = sys_read(fd, (char *)buf + done, size - done);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			err = n < 0 ? errno : EIO;	/* short object */
-			break;
-		}
-		done += (size_t)n;
-	}
+	err = transfer(SYS_read, fd, buf, size);
 	sys_close(fd);
 	return err;
 }
