@@ -121,31 +121,24 @@ def mdfio_sections(doc, name):
     return found
 
 
-def quantile_from_bins(bins, n, q):
-    """IOR's element round(q*(n-1)+0.49) of the sorted samples, read from a
-    histogram: exact up to fio's bucket width (under 1/64 of the value)."""
-    want = round(q * (n - 1) + 0.49)
+def sample_at(bins, k):
+    """The k-th (0-based) of the sorted samples a histogram stands for:
+    exact up to fio's bucket width (under 1/64 of the value)."""
     seen = 0
     for value, count in bins:
         seen += count
-        if seen > want:
+        if seen > k:
             return value
     return bins[-1][0]
 
 
-def median_from_bins(bins, n):
-    if n % 2:
-        return quantile_from_bins(bins, n, 0.5)
-    lo = hi = None
-    seen = 0
-    for value, count in bins:
-        if lo is None and seen + count > n // 2 - 1:
-            lo = value
-        if seen + count > n // 2:
-            hi = value
-            break
-        seen += count
-    return (lo + hi) / 2
+def ior_quantiles(bins, n):
+    """q1, median, q3, q90, q99 as IOR computes them: element
+    round(q*(n-1)+0.49); an even count's median is the mean of the two
+    middle elements."""
+    q = [sample_at(bins, round(x * (n - 1) + 0.49)) for x in (0.25, 0.75, 0.90, 0.99)]
+    median = sample_at(bins, n // 2) if n % 2 else (sample_at(bins, n // 2 - 1) + sample_at(bins, n // 2)) / 2
+    return [q[0], median, *q[1:]]
 
 
 def op_stats(jobs, op):
@@ -163,10 +156,7 @@ def op_stats(jobs, op):
         for value, count in o.get("bins", {}).items():
             merged[int(value)] = merged.get(int(value), 0) + count
     if merged and sum(merged.values()) == n:
-        bins = sorted(merged.items())
-        qs = [quantile_from_bins(bins, n, 0.25), median_from_bins(bins, n),
-              quantile_from_bins(bins, n, 0.75), quantile_from_bins(bins, n, 0.90),
-              quantile_from_bins(bins, n, 0.99)]
+        qs = ior_quantiles(sorted(merged.items()), n)
     elif len([o for o in objs if o.get("N")]) == 1:
         pct = next(o for o in objs if o.get("N")).get("percentile", {})
         want = ["25.000000", "50.000000", "75.000000", "90.000000", "99.000000"]

@@ -7,12 +7,8 @@
 
 #include "namespace.h"
 #include "pattern.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++;		\
-	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 /* md-workbench: readRank = (r - O*(d+1)) % N, made non-negative */
 static int ref_read(int r, int d, int o, int n)
@@ -120,7 +116,5 @@ int main(void)
 	test_ranks();
 	test_names();
 	test_pattern();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	return check_result();
 }

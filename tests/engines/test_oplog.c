@@ -7,12 +7,8 @@
 #include <unistd.h>
 
 #include "oplog.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++;		\
-	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 static char *slurp(const char *path)
 {
@@ -71,7 +67,5 @@ int main(void)
 		free(in[r]);
 	}
 	CHECK(!rmdir(dir), "files left behind");
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	return check_result();
 }

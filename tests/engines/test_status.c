@@ -7,12 +7,8 @@
 #include <unistd.h>
 
 #include "status.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++;		\
-	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
@@ -122,7 +118,5 @@ int main(void)
 	test_roundtrip();
 	test_enter();
 	test_file();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	return check_result();
 }

@@ -341,7 +341,7 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     one_line_exit_2(report(secret, user=65534), str(secret))
 
     # a real fio run that used no mdfio engine
-    other = run_fio(f"[j]\nioengine=null\nsize=1m\nrw=read\n", tmp_path, check=True)
+    run_fio("[j]\nioengine=null\nsize=1m\nrw=read\n", tmp_path, check=True)
     path = sorted(tmp_path.glob("job-*.json"))[-1]
     proc = report(path)
     one_line_exit_2(proc, str(path))
