@@ -18,6 +18,7 @@
 #include "namespace.h"
 #include "oplog.h"
 #include "pattern.h"
+#include "sysio.h"
 
 /* fio's JSON slot of each operation: create=write, read=read, delete=trim
  * (clat_ns), stat=sync (lat_ns). */
@@ -51,10 +52,12 @@ struct dataset {
 	char *path;
 	size_t len;
 	uint32_t rank;
+	uint64_t left;		/* cleanup: objects not yet deleted */
 };
 
 struct mdfio_job {
 	const struct mdfio_backend *be;
+	void *priv;
 	enum mdfio_phase phase;
 	uint32_t rank, ranks, datasets, offset;
 	uint64_t precreate, steps, start, pos;
@@ -63,13 +66,20 @@ struct mdfio_job {
 	char root[PATH_MAX];
 	char status_path[PATH_MAX];
 	char run[MDFIO_RUN_LEN];
-	uint64_t units, next;
+	/* units of the phase: handed out, finished */
+	uint64_t units, next, finished;
 	/* for each d: our dataset, the one a step reads from, the one it
 	 * writes to (paths built once; a step only appends the object) */
 	struct dataset *own, *rd, *wr;
 	char *dset_paths;
 	char path[PATH_MAX];
-	uint8_t *obj, *ref;
+	uint8_t *ref;		/* the filler every object shares */
+	/* units in flight: at most iodepth */
+	struct mdfio_unit *unit, *free_unit;
+	unsigned int nr_units, in_flight;
+	uint8_t *bufs;
+	struct io_u **events;
+	unsigned int nr_events;
 	struct op_count op[MDFIO_OP_NR];
 	uint64_t dsets_err;
 	int entered;
@@ -85,8 +95,7 @@ struct mdfio_job {
 
 /* ---------------------------------------------------------------- options */
 
-static int say_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int say_err(const char *fmt, ...)
+int mdfio_say(const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -125,8 +134,8 @@ static void pick_into(const char *s, char *out, size_t len)
 	snprintf(out, len, "%s", pick(s, buf, sizeof(buf)));
 }
 
-static int parse_u64(const char *name, const char *s, uint64_t min,
-		     uint64_t max, uint64_t *out)
+int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
+		    uint64_t max, uint64_t *out)
 {
 	char buf[256], *end;
 	const char *v = pick(s, buf, sizeof(buf));
@@ -135,7 +144,7 @@ static int parse_u64(const char *name, const char *s, uint64_t min,
 	errno = 0;
 	x = strtoull(v, &end, 10);
 	if (!*v || *v == '-' || *end || errno || x < min || x > max)
-		return say_err("%s=%s: expected an integer from %" PRIu64
+		return mdfio_say("%s=%s: expected an integer from %" PRIu64
 			       " to %" PRIu64, name, s, min, max);
 	*out = x;
 	return 0;
@@ -150,7 +159,7 @@ static struct mdfio_options *opts_of(void *data)
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (parse_u64(name, s, lo, hi, &v))				\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))				\
 		return 1;						\
 	opts_of(data)->field = (unsigned int)v;				\
 	return 0;							\
@@ -159,7 +168,7 @@ static int fn(void *data, const char *s)				\
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (parse_u64(name, s, lo, hi, &v))				\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))				\
 		return 1;						\
 	opts_of(data)->field = v;					\
 	return 0;							\
@@ -191,12 +200,12 @@ static int cb_phase(void *data, const char *s)
 		/* the phase owns the headline direction (fio parses engine
 		 * options last, so a contradicting rw= is already known) */
 		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != phase_io[ph].rw)
-			return say_err("phase=%s reports its count as rw=%s; remove the rw= option",
+			return mdfio_say("phase=%s reports its count as rw=%s; remove the rw= option",
 				       v, phase_io[ph].rw_name);
 		td->o.td_ddir = phase_io[ph].rw;
 		return 0;
 	}
-	return say_err("phase=%s: expected precreate, benchmark or cleanup", s);
+	return mdfio_say("phase=%s: expected precreate, benchmark or cleanup", s);
 }
 
 /* ranks, object_size and root set fio's own numjobs, bs and directory; they
@@ -206,7 +215,7 @@ static int cb_ranks(void *data, const char *s)
 	struct thread_data *td = *(struct thread_data **)data;
 	uint64_t v;
 
-	if (parse_u64("ranks", s, 1, 1u << 20, &v))
+	if (mdfio_parse_u64("ranks", s, 1, 1u << 20, &v))
 		return 1;
 	if (td)
 		td->o.numjobs = (unsigned int)v;
@@ -219,7 +228,7 @@ static int cb_object_size(void *data, const char *s)
 	uint64_t v;
 	int d;
 
-	if (parse_u64("object_size", s, 1, 1u << 30, &v))
+	if (mdfio_parse_u64("object_size", s, 1, 1u << 30, &v))
 		return 1;
 	for (d = 0; td && d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = v;
@@ -233,7 +242,7 @@ static int cb_root(void *data, const char *s)
 	const char *v = pick(s, buf, sizeof(buf));
 
 	if (!*v)
-		return say_err("root=%s: expected a directory", s);
+		return mdfio_say("root=%s: expected a directory", s);
 	if (td) {
 		free(td->o.directory);
 		td->o.directory = strdup(v);
@@ -246,7 +255,7 @@ static int cb_root(void *data, const char *s)
 	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
 	.group = FIO_OPT_G_INVALID }
 
-struct fio_option mdfio_options[] = {
+static const struct fio_option core_options[] = {
 	OPT("phase", cb_phase, NULL,
 	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
 	OPT("datasets", cb_datasets, "10",
@@ -292,26 +301,26 @@ static int check_fio_options(struct thread_data *td, enum mdfio_phase ph)
 
 	/* a job section's rw= can contradict a phase= from [global] */
 	if (o->td_ddir != phase_io[ph].rw)
-		return say_err("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
+		return mdfio_say("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
 			       mdfio_phase_name(ph), phase_io[ph].rw_name, phase_io[ph].rw_name);
 	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
-		return say_err("bs must be one fixed size (the object size), not a range");
+		return mdfio_say("bs must be one fixed size (the object size), not a range");
 	/* fio has set size itself by now (setup runs first), so ask the
 	 * parser whether the user gave it */
 	if (fio_option_is_set(o, size) || fio_option_is_set(o, io_size))
-		return say_err("size/io_size must not be set: the phase decides how many objects and steps there are");
+		return mdfio_say("size/io_size must not be set: the phase decides how many objects and steps there are");
 	if (o->timeout || o->time_based)
-		return say_err("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
+		return mdfio_say("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
 	if (o->number_ios)
-		return say_err("number_ios must not be set: use steps_per_set");
+		return mdfio_say("number_ios must not be set: use steps_per_set");
 	if (o->loops > 1)
-		return say_err("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
+		return mdfio_say("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
 	if (o->nr_files > 1)
-		return say_err("nrfiles must be 1: objects are not fio files");
+		return mdfio_say("nrfiles must be 1: objects are not fio files");
 	if (!o->directory || !*o->directory)
-		return say_err("directory= (or root=) is required: the namespace root");
+		return mdfio_say("directory= (or root=) is required: the namespace root");
 	if (strchr(o->directory, ':'))
-		return say_err("directory=%s: one directory only (no ':' list)",
+		return mdfio_say("directory=%s: one directory only (no ':' list)",
 			       o->directory);
 	return 0;
 }
@@ -406,16 +415,16 @@ static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
 static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 {
 	if (st->ranks != j->ranks)
-		return say_err("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
+		return mdfio_say("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
 			       j->status_path, st->ranks, j->ranks);
 	if (st->datasets != j->datasets)
-		return say_err("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
+		return mdfio_say("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
 			       j->status_path, st->datasets, j->datasets);
 	if (st->precreate != j->precreate)
-		return say_err("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
+		return mdfio_say("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
 			       j->status_path, st->precreate, j->precreate);
 	if (st->object_size != j->size)
-		return say_err("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
+		return mdfio_say("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
 			       j->status_path, st->object_size, j->size);
 	return 0;
 }
@@ -455,7 +464,7 @@ static void close_logs(struct mdfio_job *j, int discard)
 		if (!j->log[op])
 			continue;
 		if (fclose(j->log[op]))
-			say_err("latency log of %s: %s", op_name[op], strerror(errno));
+			mdfio_say("latency log of %s: %s", op_name[op], strerror(errno));
 		j->log[op] = NULL;
 		if (discard && rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank,
 					     path, sizeof(path)))
@@ -482,14 +491,14 @@ static int open_logs(struct mdfio_job *j, unsigned int repeat)
 			continue;
 		if (!rank_log_path(j, name, j->rank, path, sizeof(path))) {
 			close_logs(j, 1);
-			return say_err("latency_log=%s: path too long", j->log_prefix);
+			return mdfio_say("latency_log=%s: path too long", j->log_prefix);
 		}
 		j->log[op] = mdfio_oplog_create(path);
 		if (!j->log[op]) {
 			int err = errno;
 
 			close_logs(j, 1);
-			return say_err("latency_log: cannot create %s: %s%s", path, strerror(err),
+			return mdfio_say("latency_log: cannot create %s: %s%s", path, strerror(err),
 				       err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
 		}
 	}
@@ -518,13 +527,13 @@ static void merge_logs(struct mdfio_job *j)
 		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
 		err = mdfio_oplog_merge(out, in, j->ranks);
 		if (err)
-			say_err("latency log %s: %s", out, strerror(err));
+			mdfio_say("latency log %s: %s", out, strerror(err));
 		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
 		if (link(in[0], plain))
-			say_err("latency log %s: %s", plain, strerror(errno));
+			mdfio_say("latency log %s: %s", plain, strerror(errno));
 	}
 	if (!in || !paths)
-		say_err("out of memory merging the latency logs");
+		mdfio_say("out of memory merging the latency logs");
 	free(paths);
 	free(in);
 }
@@ -553,28 +562,28 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 			if (!access(j->status_path, F_OK))
 				continue;
 			close_logs(j, 1);
-			return say_err("%s already exists: refusing to precreate over it (nothing was touched)",
+			return mdfio_say("%s already exists: refusing to precreate over it (nothing was touched)",
 				       j->path);
 		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank) {
 			close_logs(j, 1);
-			return say_err("out of memory");
+			return mdfio_say("out of memory");
 		}
 		fill_status(j, &st);
 		err = mdfio_status_create(j->status_path, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST) {
 			close_logs(j, 1);
-			return say_err("cannot create %s: %s", j->status_path,
+			return mdfio_say("cannot create %s: %s", j->status_path,
 				       strerror(err));
 		}
 	}
 	have = !err;
 	if (err && err != ENOENT)
-		return say_err("cannot open %s: %s", j->status_path, strerror(err));
+		return mdfio_say("cannot open %s: %s", j->status_path, strerror(err));
 	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
-		say_err("%s: %s; refusing to touch this directory", j->status_path, msg);
+		mdfio_say("%s: %s; refusing to touch this directory", j->status_path, msg);
 		goto out;
 	}
 	if (have && status_mismatch(j, &st))
@@ -582,7 +591,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 	if (mdfio_status_enter(have ? &st : NULL, j->phase, j->rank, j->run,
 			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
-		say_err("%s: %s", j->root, msg);
+		mdfio_say("%s: %s", j->root, msg);
 		goto out;
 	}
 	/* the other phases' log names need the position; a log that cannot
@@ -594,7 +603,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
 	err = mdfio_status_write(fd, &st);
 	if (err) {
-		say_err("cannot update %s: %s", j->status_path, strerror(err));
+		mdfio_say("cannot update %s: %s", j->status_path, strerror(err));
 		goto out;
 	}
 	j->entered = 1;
@@ -620,11 +629,11 @@ static int leave_phase(struct mdfio_job *j, int complete)
 
 	err = mdfio_status_lock(j->status_path, &fd);
 	if (err) {
-		say_err("cannot reopen %s: %s", j->status_path, strerror(err));
+		mdfio_say("cannot reopen %s: %s", j->status_path, strerror(err));
 		return 0;
 	}
 	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
-		say_err("%s: %s", j->status_path, msg);
+		mdfio_say("%s: %s", j->status_path, msg);
 		mdfio_status_unlock(fd);
 		return 0;
 	}
@@ -658,7 +667,7 @@ static int leave_phase(struct mdfio_job *j, int complete)
 	else
 		err = mdfio_status_write(fd, &st);
 	if (err)
-		say_err("cannot update %s: %s", j->status_path, strerror(err));
+		mdfio_say("cannot update %s: %s", j->status_path, strerror(err));
 	mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
 	return last;
@@ -672,11 +681,11 @@ static int build_paths(struct mdfio_job *j)
 	uint32_t d, k;
 
 	if (stride + 27 > sizeof(j->path))	/* + "/file-<20 digits>" */
-		return say_err("directory=%s: path too long", j->root);
+		return mdfio_say("directory=%s: path too long", j->root);
 	j->own = calloc((size_t)j->datasets * 3, sizeof(*j->own));
 	j->dset_paths = malloc((size_t)j->datasets * 3 * stride);
 	if (!j->own || !j->dset_paths)
-		return say_err("out of memory for %" PRIu32 " datasets", j->datasets);
+		return mdfio_say("out of memory for %" PRIu32 " datasets", j->datasets);
 	j->rd = j->own + j->datasets;
 	j->wr = j->rd + j->datasets;
 	for (d = 0; d < j->datasets; d++) {
@@ -736,6 +745,37 @@ int mdfio_setup(struct thread_data *td)
 	return 0;
 }
 
+/* Every unit in flight owns a path and a pair of object buffers; a create's
+ * buffer keeps the filler and gets only its header stamped. */
+static int make_units(struct thread_data *td, struct mdfio_job *j)
+{
+	unsigned int n = td_ioengine_flagged(td, FIO_SYNCIO) ? 1 : td->o.iodepth;
+	size_t len = (j->size + MDFIO_BUF_ALIGN - 1) / MDFIO_BUF_ALIGN * MDFIO_BUF_ALIGN;
+	unsigned int i;
+
+	if (!n)
+		n = 1;
+	j->unit = calloc(n, sizeof(*j->unit));
+	j->events = calloc(n, sizeof(*j->events));
+	if (!j->unit || !j->events ||
+	    posix_memalign((void **)&j->bufs, MDFIO_BUF_ALIGN, 2 * len * n))
+		return mdfio_say("out of memory for iodepth=%u and bs=%zu", n, j->size);
+	j->nr_units = n;
+	for (i = 0; i < n; i++) {
+		struct mdfio_unit *u = &j->unit[n - 1 - i];
+
+		u->index = n - 1 - i;
+		u->buf_len = len;
+		u->rbuf = j->bufs + 2 * len * u->index;
+		u->wbuf = (uint8_t *)u->rbuf + len;
+		memset(u->rbuf, 0, 2 * len);
+		memcpy(u->wbuf, j->ref, j->size);
+		u->next_free = j->free_unit;
+		j->free_unit = u;
+	}
+	return 0;
+}
+
 int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 {
 	struct mdfio_options *eo = td->eo;
@@ -743,19 +783,25 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	struct stat sb;
 
 	if (!eo->phase)
-		return say_err("phase= is required: precreate, benchmark or cleanup");
+		return mdfio_say("phase= is required: precreate, benchmark or cleanup");
 	if (check_fio_options(td, (enum mdfio_phase)(eo->phase - 1)))
 		return 1;
+	/* with I <= P every object a step reads existed before the phase
+	 * began, whatever the iodepth; beyond, a step reads what another
+	 * rank creates in the same phase, which no engine can order */
 	if (eo->steps > eo->precreate && eo->phase == MDFIO_BENCHMARK + 1)
-		return say_err("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object created in the same run",
-			       eo->steps, eo->precreate);
+		return mdfio_say("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
+				 eo->steps, eo->precreate);
+	if (td->o.odirect && !be->direct)
+		return mdfio_say("direct=1: mdfio-%s does not open objects with O_DIRECT; use mdfio-aio",
+				 be->name);
 	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
-		return say_err("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
-			       td->o.directory);
+		return mdfio_say("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
+				 td->o.directory);
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
-		return say_err("out of memory");
+		return mdfio_say("out of memory");
 	td->io_ops_data = j;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
 		/* a jobfile cannot vary its sections with the environment, so
@@ -768,8 +814,8 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	j->rank = td->subjob_number;
 	j->ranks = job_parent(td)->o.numjobs;
 	if (j->rank >= j->ranks)
-		return say_err("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
-			       j->rank, j->ranks);
+		return mdfio_say("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
+				 j->rank, j->ranks);
 	j->datasets = eo->datasets;
 	j->offset = eo->rank_offset;
 	j->precreate = eo->precreate;
@@ -781,16 +827,18 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
-		return say_err("directory=%s: path too long", j->root);
+		return mdfio_say("directory=%s: path too long", j->root);
 	make_run_id(td, j->run);
 	if (build_paths(j))
 		return 1;
-	j->obj = malloc(j->size);
 	j->ref = malloc(j->size);
-	if (!j->obj || !j->ref)
-		return say_err("out of memory for bs=%zu", j->size);
+	if (!j->ref)
+		return mdfio_say("out of memory for bs=%zu", j->size);
 	mdfio_pattern_fill(j->ref, j->size);
-	memcpy(j->obj, j->ref, j->size);
+	if (make_units(td, j))
+		return 1;
+	if (be->init && be->init(td, j->unit, j->nr_units, &j->priv))
+		return 1;
 	if (eo->latency_log)
 		pick_into(eo->latency_log, j->log_prefix, sizeof(j->log_prefix));
 	if (enter_phase(j, eo->repeat))
@@ -806,6 +854,12 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	td->o.disable_slat = td->o.disable_bw = 1;
 	td->ts_cache_mask = 63;
 	j->units = phase_units(eo);
+	if (j->phase == MDFIO_CLEANUP) {
+		uint32_t d;
+
+		for (d = 0; d < j->datasets; d++)
+			j->own[d].left = j->precreate;
+	}
 	if (j->recover) {
 		uint64_t n = count_objects(j);
 
@@ -817,18 +871,16 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 	return 0;
 }
 
-/* ---------------------------------------------------------------- the ops */
-
-static inline uint64_t now_ns(void)
+void *mdfio_priv(struct thread_data *td)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return ((struct mdfio_job *)td->io_ops_data)->priv;
 }
 
+/* ------------------------------------------------------------------ units */
+
 static void record(struct thread_data *td, struct mdfio_job *j,
-		   enum mdfio_op op, uint64_t start, uint64_t end, int err)
+		   enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		   const char *path)
 {
 	struct op_count *c = &j->op[op];
 	enum fio_ddir dd = op_ddir[op];
@@ -849,38 +901,32 @@ static void record(struct thread_data *td, struct mdfio_job *j,
 		td->ts.drop_io_u[dd]++;
 	if (!c->err++) {
 		c->first_errno = err;
-		snprintf(c->first_path, sizeof(c->first_path), "%s", j->path);
+		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
 	}
 }
 
-/* j->path = the object of index idx in dataset ds. */
-static void object_path(struct mdfio_job *j, const struct dataset *ds,
-			uint64_t idx)
+/* u's object: index idx in dataset ds (a step's stat, read and delete share
+ * one, so the path is built once). */
+static void aim(struct mdfio_unit *u, const struct dataset *ds, uint64_t idx)
 {
-	memcpy(j->path, ds->path, ds->len);
-	mdfio_object_path(j->path, sizeof(j->path), ds->len, idx);
+	memcpy(u->path, ds->path, ds->len);
+	mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
 }
 
-static int timed_create(struct thread_data *td, struct mdfio_job *j,
-			uint32_t owner, uint32_t d, uint64_t idx)
+/* u->req = op on u's object; a create stamps the header of object idx of
+ * owner's dataset first. */
+static void set_req(struct mdfio_job *j, struct mdfio_unit *u, enum mdfio_op op,
+		    uint32_t owner, uint64_t idx)
 {
-	uint64_t t0;
-	int err;
+	struct mdfio_req *r = &u->req;
 
-	mdfio_pattern_stamp(j->obj, j->size, owner, d, idx);
-	t0 = now_ns();
-	err = j->be->create(j->path, j->obj, j->size);
-	record(td, j, MDFIO_OP_CREATE, t0, now_ns(), err);
-	return err;
-}
-
-static int timed_delete(struct thread_data *td, struct mdfio_job *j)
-{
-	uint64_t t0 = now_ns();
-	int err = j->be->unlink(j->path);
-
-	record(td, j, MDFIO_OP_DELETE, t0, now_ns(), err);
-	return err;
+	r->op = op;
+	r->path = u->path;
+	r->size = j->size;
+	r->buf = op == MDFIO_OP_READ ? u->rbuf : u->wbuf;
+	r->err = 0;
+	if (op == MDFIO_OP_CREATE)
+		mdfio_pattern_stamp(u->wbuf, j->size, owner, u->d, idx);
 }
 
 static int make_datasets(struct thread_data *td, struct mdfio_job *j)
@@ -888,13 +934,11 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 	uint32_t d;
 
 	for (d = 0; d < j->datasets; d++) {
-		int err = j->be->mkdir(j->own[d].path);
-
-		if (err) {
+		if (mkdir(j->own[d].path, 0775)) {
 			j->dsets_err++;
 			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
-			return say_err("rank %" PRIu32 ": cannot create dataset %s: %s",
-				       j->rank, j->own[d].path, strerror(err));
+			return mdfio_say("rank %" PRIu32 ": cannot create dataset %s: %s",
+					 j->rank, j->own[d].path, strerror(errno));
 		}
 	}
 	return 0;
@@ -905,77 +949,21 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 static void remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			   uint32_t d)
 {
-	int err = j->be->rmdir(j->own[d].path);
+	int err = rmdir(j->own[d].path) ? errno : 0;
 
 	if (!err || (err == ENOENT && j->recover))
 		return;
 	j->dsets_err++;
 	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
-	say_err("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
-		j->own[d].path, strerror(err), err == ENOTEMPTY ?
-		" (it holds files mdfio did not expect; they were left alone)" : "");
+	mdfio_say("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
+		  j->own[d].path, strerror(err), err == ENOTEMPTY ?
+		  " (it holds files mdfio did not expect; they were left alone)" : "");
 }
 
-static int unit_precreate(struct thread_data *td, struct mdfio_job *j,
-			  uint64_t k)
-{
-	uint64_t f = k / j->datasets;
-	uint32_t d = (uint32_t)(k % j->datasets);
-
-	if (!k && make_datasets(td, j))
-		return -1;
-	object_path(j, &j->own[d], j->pos + f);
-	return timed_create(td, j, j->rank, d, j->pos + f);
-}
-
-/* One md-workbench step: stat, read, delete an object of readRank, create
- * one for writeRank. Returns 0 if the object was read. */
-static int unit_benchmark(struct thread_data *td, struct mdfio_job *j,
-			  uint64_t k, void *rbuf)
-{
-	uint64_t f = k / j->datasets, idx = j->pos + f, size, t0;
-	uint32_t d = (uint32_t)(k % j->datasets);
-	int err, read_err;
-
-	object_path(j, &j->rd[d], idx);
-	t0 = now_ns();
-	err = j->be->stat(j->path, &size);
-	record(td, j, MDFIO_OP_STAT, t0, now_ns(), err);
-	if (err)
-		return err;
-
-	t0 = now_ns();
-	read_err = j->be->read(j->path, rbuf, j->size);
-	if (!read_err && j->verify &&
-	    (size != j->size || mdfio_pattern_check(rbuf, j->ref, j->size,
-						     j->rd[d].rank, d, idx)))
-		read_err = EBADMSG;
-	record(td, j, MDFIO_OP_READ, t0, now_ns(), read_err);
-	if (j->read_only)
-		return read_err;
-
-	timed_delete(td, j);
-	object_path(j, &j->wr[d], j->precreate + idx);
-	timed_create(td, j, j->wr[d].rank, d, j->precreate + idx);
-	return read_err;
-}
-
-static int unit_cleanup(struct thread_data *td, struct mdfio_job *j,
-			uint64_t k)
-{
-	uint64_t f = k % j->precreate;
-	uint32_t d = (uint32_t)(k / j->precreate);
-	int err;
-
-	object_path(j, &j->own[d], j->pos + f);
-	err = timed_delete(td, j);
-	if (f == j->precreate - 1)
-		remove_dataset(td, j, d);
-	return err;
-}
-
-/* Recovery: the next object found by reading our dataset directories. */
-static int unit_recover(struct thread_data *td, struct mdfio_job *j)
+/* Recovery: the next object found by reading our dataset directories into
+ * j->path. 0 if there is none. Units of a recovery run one at a time (an
+ * object whose delete is in flight would be listed again). */
+static int next_found(struct mdfio_job *j)
 {
 	struct dirent *de;
 	uint64_t idx;
@@ -983,7 +971,7 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 	for (;;) {
 		if (!j->rec_dir) {
 			if (j->rec_d >= j->datasets)
-				return ENOENT;
+				return 0;
 			j->rec_dir = opendir(j->own[j->rec_d].path);
 			if (!j->rec_dir) {
 				j->rec_d++;
@@ -994,8 +982,9 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 			if (!mdfio_parse_object_name(de->d_name, &idx))
 				continue;
 			j->rec_found++;
-			object_path(j, &j->own[j->rec_d], idx);
-			return timed_delete(td, j);
+			memcpy(j->path, j->own[j->rec_d].path, j->own[j->rec_d].len);
+			mdfio_object_path(j->path, sizeof(j->path), j->own[j->rec_d].len, idx);
+			return 1;
 		}
 		/* unlinking while reading a directory may skip entries (tmpfs
 		 * does): read it again until a pass finds no object */
@@ -1010,54 +999,182 @@ static int unit_recover(struct thread_data *td, struct mdfio_job *j)
 	}
 }
 
-enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
+static void phase_over(struct thread_data *td, struct mdfio_job *j)
+{
+	if (j->phase == MDFIO_CLEANUP && j->recover) {
+		uint32_t d;
+
+		for (d = 0; d < j->datasets; d++)
+			remove_dataset(td, j, d);
+	}
+	td->done = 1;
+}
+
+/* A recovery unit: one synchronous unlink of an object found on disk. */
+static void recover_one(struct thread_data *td, struct mdfio_job *j,
+			struct io_u *io_u)
+{
+	uint64_t t0 = mdfio_now();
+	int err = ENOENT;	/* none left: the unit of an empty recovery */
+
+	if (next_found(j)) {
+		err = mdfio_sys_unlink(j->path);
+		record(td, j, MDFIO_OP_DELETE, t0, mdfio_now(), err, j->path);
+	}
+	io_u->error = err ? EIO : 0;
+	if (++j->finished == j->units)
+		phase_over(td, j);
+}
+
+struct mdfio_unit *mdfio_unit_start(struct thread_data *td, struct io_u *io_u)
 {
 	struct mdfio_job *j = td->io_ops_data;
+	struct mdfio_unit *u = j->free_unit;
 	uint64_t k = j->next;
-	int ret;
 
-	if (k >= j->units) {
+	if (k >= j->units || !u) {
 		/* fio asked for more than the phase holds (or this is a spare
 		 * repeat section, with none): stop it there */
-		td->done = 1;
+		if (!j->in_flight)
+			td->done = 1;
 		io_u->resid = io_u->xfer_buflen;
-		return FIO_Q_COMPLETED;
+		return NULL;
 	}
 	if (!k)
-		j->log_t0 = now_ns();
+		j->log_t0 = mdfio_now();
 	j->next++;
-	switch (j->phase) {
-	case MDFIO_PRECREATE:
-		ret = unit_precreate(td, j, k);
-		break;
-	case MDFIO_BENCHMARK:
-		ret = unit_benchmark(td, j, k, io_u->xfer_buf);
-		break;
-	default:
-		ret = j->recover ? unit_recover(td, j) : unit_cleanup(td, j, k);
-		break;
+	if (j->recover) {
+		recover_one(td, j, io_u);
+		return NULL;
 	}
-	if (ret < 0) {
-		/* cannot go on (e.g. a dataset could not be made) */
+	if (!k && j->phase == MDFIO_PRECREATE && make_datasets(td, j)) {
+		/* cannot go on */
 		io_u->error = EIO;
 		td->done = 1;
-		return FIO_Q_COMPLETED;
+		return NULL;
 	}
+	j->free_unit = u->next_free;
+	j->in_flight++;
+	u->io_u = io_u;
+	u->result = 0;
+	switch (j->phase) {
+	case MDFIO_PRECREATE:
+		u->d = (uint32_t)(k % j->datasets);
+		u->idx = j->pos + k / j->datasets;
+		aim(u, &j->own[u->d], u->idx);
+		set_req(j, u, MDFIO_OP_CREATE, j->rank, u->idx);
+		break;
+	case MDFIO_BENCHMARK:
+		/* one md-workbench step: stat, read, delete an object of
+		 * readRank, create one for writeRank */
+		u->d = (uint32_t)(k % j->datasets);
+		u->idx = j->pos + k / j->datasets;
+		aim(u, &j->rd[u->d], u->idx);
+		set_req(j, u, MDFIO_OP_STAT, 0, 0);
+		break;
+	case MDFIO_CLEANUP:
+		u->d = (uint32_t)(k / j->precreate);
+		u->idx = j->pos + k % j->precreate;
+		aim(u, &j->own[u->d], u->idx);
+		set_req(j, u, MDFIO_OP_DELETE, 0, 0);
+		break;
+	}
+	return u;
+}
+
+/* Ends unit u with result err (its io_u's error). */
+static int unit_over(struct thread_data *td, struct mdfio_job *j,
+		     struct mdfio_unit *u, int err)
+{
 	/* A failed unit is an io_u error, which continue_on_error (set in
 	 * init) counts without stopping: total_ios counts attempts, io_bytes
 	 * only objects really created, read or deleted. fio treats only EIO
 	 * and EILSEQ as non-fatal; the real errno is in the engine's report. */
-	io_u->error = ret ? EIO : 0;
-	if (j->next == j->units) {
-		if (j->phase == MDFIO_CLEANUP && j->recover) {
-			uint32_t d;
+	u->io_u->error = err ? EIO : 0;
+	u->next_free = j->free_unit;
+	j->free_unit = u;
+	j->in_flight--;
+	if (++j->finished == j->units)
+		phase_over(td, j);
+	return 0;
+}
 
-			for (d = 0; d < j->datasets; d++)
-				remove_dataset(td, j, d);
-		}
-		td->done = 1;
+int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *u,
+		    uint64_t end_ns)
+{
+	struct mdfio_job *j = td->io_ops_data;
+	struct mdfio_req *r = &u->req;
+	int err = r->err;
+
+	if (r->op == MDFIO_OP_READ && !err && j->verify &&
+	    (u->st_size != j->size ||
+	     mdfio_pattern_check(u->rbuf, j->ref, j->size, j->rd[u->d].rank, u->d, u->idx)))
+		err = EBADMSG;
+	record(td, j, r->op, r->t0, end_ns, err, r->path);
+	if (j->phase == MDFIO_PRECREATE)
+		return unit_over(td, j, u, err);
+	if (j->phase == MDFIO_CLEANUP) {
+		if (!--j->own[u->d].left)
+			remove_dataset(td, j, u->d);
+		return unit_over(td, j, u, err);
+	}
+	switch (r->op) {
+	case MDFIO_OP_STAT:
+		if (err)
+			return unit_over(td, j, u, err);
+		u->st_size = r->st_size;
+		set_req(j, u, MDFIO_OP_READ, 0, 0);
+		return 1;
+	case MDFIO_OP_READ:
+		/* a failed read still deletes and replaces, as md-workbench */
+		u->result = err;
+		if (j->read_only)
+			return unit_over(td, j, u, err);
+		set_req(j, u, MDFIO_OP_DELETE, 0, 0);
+		return 1;
+	case MDFIO_OP_DELETE:
+		aim(u, &j->wr[u->d], j->precreate + u->idx);
+		set_req(j, u, MDFIO_OP_CREATE, j->wr[u->d].rank, j->precreate + u->idx);
+		return 1;
+	default:
+		return unit_over(td, j, u, u->result);
+	}
+}
+
+enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct mdfio_job *j = td->io_ops_data;
+	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+
+	while (u) {
+		u->req.t0 = mdfio_now();
+		u->req.err = j->be->perform(&u->req);
+		if (!mdfio_unit_next(td, u, mdfio_now()))
+			break;
 	}
 	return FIO_Q_COMPLETED;
+}
+
+void mdfio_events_reset(struct thread_data *td)
+{
+	((struct mdfio_job *)td->io_ops_data)->nr_events = 0;
+}
+
+void mdfio_event_add(struct thread_data *td, struct io_u *io_u)
+{
+	struct mdfio_job *j = td->io_ops_data;
+
+	j->events[j->nr_events++] = io_u;
+}
+
+unsigned int mdfio_events(struct thread_data *td)
+{
+	return ((struct mdfio_job *)td->io_ops_data)->nr_events;
+}
+
+struct io_u *mdfio_event(struct thread_data *td, int n)
+{
+	return ((struct mdfio_job *)td->io_ops_data)->events[n];
 }
 
 int mdfio_open_file(struct thread_data *td, struct fio_file *f)
@@ -1085,10 +1202,10 @@ static uint64_t report_errors(struct mdfio_job *j)
 		if (!c->err)
 			continue;
 		total += c->err;
-		say_err("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
-			j->rank, mdfio_phase_name(j->phase), c->err, op_name[op],
-			c->err > 1 ? "s" : "", c->first_path,
-			strerror(c->first_errno));
+		mdfio_say("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
+			  j->rank, mdfio_phase_name(j->phase), c->err, op_name[op],
+			  c->err > 1 ? "s" : "", c->first_path,
+			  strerror(c->first_errno));
 	}
 	return total;
 }
@@ -1100,14 +1217,16 @@ void mdfio_cleanup(struct thread_data *td)
 
 	if (!j)
 		return;
+	if (j->be && j->be->exit && j->priv)
+		j->be->exit(j->priv);
 	if (j->rec_dir)
 		closedir(j->rec_dir);
-	complete = j->next == j->units;
+	complete = j->units && j->finished == j->units;
 	close_logs(j, 0);
 	if (j->entered) {
 		if (!complete)
-			say_err("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
-				j->rank, j->next, j->units, mdfio_phase_name(j->phase));
+			mdfio_say("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
+				  j->rank, j->finished, j->units, mdfio_phase_name(j->phase));
 		if (leave_phase(j, complete && !(j->phase == MDFIO_CLEANUP && j->dsets_err)) &&
 		    j->log_prefix[0])
 			merge_logs(j);
@@ -1116,17 +1235,23 @@ void mdfio_cleanup(struct thread_data *td)
 		td_verror(td, EIO, "mdfio");
 	free(j->dset_paths);
 	free(j->own);
-	free(j->obj);
 	free(j->ref);
+	free(j->unit);
+	free(j->events);
+	free(j->bufs);
 	free(j);
 	td->io_ops_data = NULL;
 }
 
 /* ----------------------------------------------------------------- loading */
 
-void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine)
+void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine,
+			const struct fio_option *extra)
 {
+	/* one engine per shared object: the core's options, then its own */
+	static struct fio_option all[64];
 	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
+	size_t n = 0, i;
 
 	*ops = NULL;
 	if (!running) {
@@ -1139,5 +1264,10 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine)
 			mine->name, MDFIO_FIO_VERSION, running);
 		return;
 	}
+	for (i = 0; core_options[i].name; i++)
+		all[n++] = core_options[i];
+	for (i = 0; extra && extra[i].name && n + 1 < sizeof(all) / sizeof(all[0]); i++)
+		all[n++] = extra[i];
+	mine->options = all;
 	*ops = mine;
 }

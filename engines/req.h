@@ -1,0 +1,25 @@
+/* One md-workbench operation as an I/O interface performs it. The spans are
+ * md-workbench's: create = open, write, close; read = open, read, close;
+ * stat; delete = unlink. */
+#ifndef MDFIO_REQ_H
+#define MDFIO_REQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* md-workbench's four operation types. Each lands in its own slot of fio's
+ * JSON (see README "Where the numbers are"). */
+enum mdfio_op { MDFIO_OP_CREATE, MDFIO_OP_STAT, MDFIO_OP_READ,
+		MDFIO_OP_DELETE, MDFIO_OP_NR };
+
+struct mdfio_req {
+	enum mdfio_op op;
+	const char *path;
+	void *buf;		/* read: where to; create: the object's bytes */
+	size_t size;
+	uint64_t st_size;	/* stat: the size found */
+	uint64_t t0;		/* ns, set by the backend when it issues it */
+	int err;		/* 0 or an errno value; a short object is EIO */
+};
+
+#endif
