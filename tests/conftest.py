@@ -21,6 +21,15 @@ def engine_path(name="posix"):
     return path
 
 
+ENGINES = ("posix", "uring", "aio")
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    """Each engine in turn: one shared core, so one suite."""
+    return request.param
+
+
 def fio_env(extra=None):
     env = dict(os.environ)
     preload = os.environ.get("MDFIO_PRELOAD")

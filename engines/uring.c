@@ -1,0 +1,507 @@
+/* mdfio-uring: the md-workbench cycle through io_uring, with up to iodepth
+ * units (benchmark steps, creates, deletes) in flight per job.
+ *
+ * Each md-workbench operation is one submission: stat is a statx, delete an
+ * unlinkat, and read and create are open, read or write, close. With
+ * linked=1 (default) those three go in one linked chain through a direct
+ * descriptor (the unit's slot of the registered file table), and only the
+ * last of them, or the one that failed, posts a completion. With linked=0
+ * each call is submitted when the one before it has completed, on a plain
+ * descriptor. An operation's latency runs from its submission to the
+ * moment its last completion is reaped: the same span the sync engine
+ * times, open to close. */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core.h"
+
+struct uring_options {
+	struct mdfio_options core;
+	unsigned int linked, registered_buffers, sqpoll;
+};
+
+/* unlinked mode: where a read or create is */
+enum stage { ST_OPEN, ST_XFER, ST_CLOSE };
+
+/* A completion names its slot, the slot's request generation (a late
+ * completion of an earlier request is ignored) and which call it is. */
+enum tag { TAG_OPEN, TAG_XFER, TAG_CLOSE, TAG_ONE };
+#define UD(slot, gen, tag) (((uint64_t)(slot) << 34) | ((uint64_t)(gen) << 2) | (tag))
+#define UD_SLOT(ud) ((unsigned int)((ud) >> 34))
+#define UD_GEN(ud) ((uint32_t)((ud) >> 2))
+#define UD_TAG(ud) ((enum tag)((ud) & 3))
+
+struct slot {
+	struct mdfio_unit *u;
+	struct statx stx;
+	uint32_t gen;
+	enum stage stage;
+	int fd;			/* unlinked mode: the object's descriptor */
+	size_t done;		/* unlinked mode: bytes transferred */
+};
+
+struct uring {
+	struct io_uring ring;
+	struct thread_data *td;
+	int linked, regbufs;
+	struct slot *slot;
+	/* prepared but not yet submitted: their clock starts at submission */
+	struct mdfio_unit **unsent;
+	unsigned int nr_unsent;
+};
+
+static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
+				    enum tag tag)
+{
+	/* the ring holds 3 entries per unit, and a unit has at most one
+	 * chain unsubmitted, so there is always room */
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ur->ring);
+
+	io_uring_sqe_set_data64(sqe, UD(s->u->index, s->gen, tag));
+	return sqe;
+}
+
+static void prep_xfer(struct uring *ur, struct io_uring_sqe *sqe, int fd,
+		      struct mdfio_unit *u, size_t done)
+{
+	struct mdfio_req *r = &u->req;
+	char *buf = (char *)r->buf + done;
+	size_t len = r->size - done;
+	int rd = r->op == MDFIO_OP_READ;
+
+	if (ur->regbufs) {
+		int idx = 2 * (int)u->index + !rd;
+
+		if (rd)
+			io_uring_prep_read_fixed(sqe, fd, buf, len, done, idx);
+		else
+			io_uring_prep_write_fixed(sqe, fd, buf, len, done, idx);
+	} else if (rd) {
+		io_uring_prep_read(sqe, fd, buf, len, done);
+	} else {
+		io_uring_prep_write(sqe, fd, buf, len, done);
+	}
+}
+
+static void prep_open(struct io_uring_sqe *sqe, struct mdfio_req *r, int direct,
+		      unsigned int slot)
+{
+	/* md-workbench's flags; a direct descriptor cannot be O_CLOEXEC */
+	int flags = r->op == MDFIO_OP_READ ? O_RDONLY
+					   : O_RDWR | O_CREAT | O_EXCL;
+
+	if (direct)
+		io_uring_prep_openat_direct(sqe, AT_FDCWD, r->path, flags, 0664, slot);
+	else
+		io_uring_prep_openat(sqe, AT_FDCWD, r->path, flags | O_CLOEXEC, 0664);
+}
+
+/* Prepares the next submission of unit u's request. */
+static void prep(struct uring *ur, struct mdfio_unit *u)
+{
+	struct slot *s = &ur->slot[u->index];
+	struct mdfio_req *r = &u->req;
+	struct io_uring_sqe *sqe;
+
+	if (r->op == MDFIO_OP_STAT) {
+		sqe = sqe_for(ur, s, TAG_ONE);
+		io_uring_prep_statx(sqe, AT_FDCWD, r->path, 0, STATX_SIZE, &s->stx);
+	} else if (r->op == MDFIO_OP_DELETE) {
+		sqe = sqe_for(ur, s, TAG_ONE);
+		io_uring_prep_unlinkat(sqe, AT_FDCWD, r->path, 0);
+	} else if (ur->linked) {
+		sqe = sqe_for(ur, s, TAG_OPEN);
+		prep_open(sqe, r, 1, u->index);
+		sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+		sqe = sqe_for(ur, s, TAG_XFER);
+		prep_xfer(ur, sqe, (int)u->index, u, 0);
+		sqe->flags |= IOSQE_FIXED_FILE | IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+		sqe = sqe_for(ur, s, TAG_CLOSE);
+		io_uring_prep_close_direct(sqe, u->index);
+	} else {
+		switch (s->stage) {
+		case ST_OPEN:
+			prep_open(sqe_for(ur, s, TAG_OPEN), r, 0, 0);
+			break;
+		case ST_XFER:
+			prep_xfer(ur, sqe_for(ur, s, TAG_XFER), s->fd, u, s->done);
+			break;
+		case ST_CLOSE:
+			io_uring_prep_close(sqe_for(ur, s, TAG_CLOSE), s->fd);
+			break;
+		}
+		if (s->stage != ST_OPEN)
+			return;	/* the request's clock is running already */
+	}
+	ur->unsent[ur->nr_unsent++] = u;
+}
+
+static void start_req(struct uring *ur, struct mdfio_unit *u)
+{
+	struct slot *s = &ur->slot[u->index];
+
+	s->gen++;
+	s->stage = ST_OPEN;
+	s->done = 0;
+	prep(ur, u);
+}
+
+/* Submits what is prepared, starting the clock of each new request, and
+ * waits for at least wait completions. */
+static int submit(struct uring *ur, unsigned int wait)
+{
+	int ret;
+
+	if (ur->nr_unsent) {
+		uint64_t t0 = mdfio_now();
+		unsigned int i;
+
+		for (i = 0; i < ur->nr_unsent; i++)
+			ur->unsent[i]->req.t0 = t0;
+		ur->nr_unsent = 0;
+	}
+	do {
+		ret = wait ? io_uring_submit_and_wait(&ur->ring, wait)
+			   : io_uring_submit(&ur->ring);
+	} while (ret == -EINTR);
+	return ret < 0 ? ret : 0;
+}
+
+/* A transfer's result: 0 when it is complete, -1 when more is due (then
+ * *done has moved), else an errno value. */
+static int xfer_result(struct mdfio_req *r, int res, size_t *done)
+{
+	if (res < 0)
+		return -res;
+	if (!res)
+		return EIO;	/* the object is shorter than bs */
+	*done += (size_t)res;
+	return *done < r->size ? -1 : 0;
+}
+
+/* One completion of slot s; returns 1 when its request is over. */
+static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
+{
+	struct mdfio_req *r = &s->u->req;
+	int err;
+
+	if (tag == TAG_ONE) {
+		r->err = res < 0 ? -res : 0;
+		if (!r->err && r->op == MDFIO_OP_STAT)
+			r->st_size = s->stx.stx_size;
+		return 1;
+	}
+	if (ur->linked) {
+		/* only the close, or the call that failed, completes; a
+		 * short transfer fails the chain */
+		if (tag == TAG_XFER && res >= 0)
+			res = -EIO;
+		r->err = res < 0 ? -res : 0;
+		return 1;
+	}
+	switch (tag) {
+	case TAG_OPEN:
+		if (res < 0) {
+			r->err = -res;
+			return 1;
+		}
+		s->fd = res;
+		s->stage = ST_XFER;
+		break;
+	case TAG_XFER:
+		err = xfer_result(r, res, &s->done);
+		if (err < 0)
+			break;	/* the rest of a partial transfer */
+		r->err = err;
+		s->stage = ST_CLOSE;
+		break;
+	default:
+		/* a failed close of a new object loses its data */
+		if (!r->err && res < 0 && r->op == MDFIO_OP_CREATE)
+			r->err = -res;
+		return 1;
+	}
+	prep(ur, s->u);
+	return 0;
+}
+
+/* Reaps every completion there is; units that end are fio's events. */
+static void reap(struct uring *ur)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+	uint64_t now = 0;
+
+	io_uring_for_each_cqe(&ur->ring, head, cqe) {
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		struct slot *s = &ur->slot[UD_SLOT(ud)];
+
+		n++;
+		if (UD_GEN(ud) != s->gen || !complete(ur, s, UD_TAG(ud), cqe->res))
+			continue;
+		/* one clock read stands for all completions seen together */
+		if (!now)
+			now = mdfio_now();
+		if (mdfio_unit_next(ur->td, s->u, now))
+			start_req(ur, s->u);
+		else
+			mdfio_event_add(ur->td, s->u->io_u);
+	}
+	io_uring_cq_advance(&ur->ring, n);
+}
+
+static enum fio_q_status uring_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+
+	if (!u)
+		return FIO_Q_COMPLETED;
+	start_req(mdfio_priv(td), u);
+	return FIO_Q_QUEUED;
+}
+
+static int uring_commit(struct thread_data *td)
+{
+	struct uring *ur = mdfio_priv(td);
+	int ret = ur ? submit(ur, 0) : 0;
+
+	if (ret)
+		td_verror(td, -ret, "io_uring_submit");
+	return ret;
+}
+
+static int uring_getevents(struct thread_data *td, unsigned int min,
+			   unsigned int max, const struct timespec *t)
+{
+	struct uring *ur = mdfio_priv(td);
+	int ret;
+
+	(void)max;
+	(void)t;
+	mdfio_events_reset(td);
+	if (!ur)
+		return 0;
+	for (;;) {
+		reap(ur);
+		if (mdfio_events(td) >= min && !ur->nr_unsent)
+			break;
+		ret = submit(ur, mdfio_events(td) >= min ? 0 : 1);
+		if (ret) {
+			td_verror(td, -ret, "io_uring_enter");
+			return ret;
+		}
+	}
+	return (int)mdfio_events(td);
+}
+
+static struct io_u *uring_event(struct thread_data *td, int event)
+{
+	return mdfio_event(td, event);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+static int need_opcodes(struct io_uring *ring, int regbufs)
+{
+	static const struct { int op; const char *name; } ops[] = {
+		{ IORING_OP_STATX, "STATX" }, { IORING_OP_OPENAT, "OPENAT" },
+		{ IORING_OP_READ, "READ" }, { IORING_OP_WRITE, "WRITE" },
+		{ IORING_OP_CLOSE, "CLOSE" }, { IORING_OP_UNLINKAT, "UNLINKAT" },
+		{ IORING_OP_READ_FIXED, "READ_FIXED" },
+		{ IORING_OP_WRITE_FIXED, "WRITE_FIXED" },
+	};
+	struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
+	size_t i, n = sizeof(ops) / sizeof(ops[0]) - (regbufs ? 0 : 2);
+	int ret = 0;
+
+	if (!probe)
+		return mdfio_say("mdfio-uring: this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6); use mdfio-posix");
+	for (i = 0; i < n && !ret; i++)
+		if (!io_uring_opcode_supported(probe, ops[i].op))
+			ret = mdfio_say("mdfio-uring: this kernel's io_uring has no IORING_OP_%s; use mdfio-posix%s",
+					ops[i].name, i >= 6 ? " or registered_buffers=0" : "");
+	io_uring_free_probe(probe);
+	return ret;
+}
+
+/* Direct descriptors: one table slot per unit. Opening the root directory
+ * into slot 0 proves the kernel can (openat into a slot: Linux 5.15). */
+static int need_direct(struct uring *ur, const char *root, unsigned int n)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_register_files_sparse(&ur->ring, n), res[2] = { 0, 0 }, i;
+
+	if (ret)
+		return mdfio_say("linked=1: cannot register %u direct descriptors: %s; set linked=0",
+				 n, strerror(-ret));
+	sqe = io_uring_get_sqe(&ur->ring);
+	io_uring_prep_openat_direct(sqe, AT_FDCWD, root, O_RDONLY | O_DIRECTORY, 0, 0);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe->user_data = 0;
+	sqe = io_uring_get_sqe(&ur->ring);
+	io_uring_prep_close_direct(sqe, 0);
+	sqe->user_data = 1;
+	ret = io_uring_submit_and_wait(&ur->ring, 2);
+	for (i = 0; ret >= 0 && i < 2 && !io_uring_wait_cqe(&ur->ring, &cqe); i++) {
+		res[cqe->user_data & 1] = cqe->res;
+		io_uring_cqe_seen(&ur->ring, cqe);
+	}
+	if (ret < 0 || res[0] < 0 || res[1] < 0)
+		return mdfio_say("linked=1: this kernel cannot open into a direct descriptor (%s; Linux 5.15); set linked=0",
+				 strerror(ret < 0 ? -ret : res[0] < 0 ? -res[0] : -res[1]));
+	return 0;
+}
+
+static int need_buffers(struct uring *ur, struct mdfio_unit *units,
+			unsigned int n)
+{
+	struct iovec *iov = calloc(2 * (size_t)n, sizeof(*iov));
+	unsigned int i;
+	int ret;
+
+	if (!iov)
+		return mdfio_say("out of memory");
+	for (i = 0; i < n; i++) {
+		iov[2 * i] = (struct iovec){ units[i].rbuf, units[i].buf_len };
+		iov[2 * i + 1] = (struct iovec){ units[i].wbuf, units[i].buf_len };
+	}
+	ret = io_uring_register_buffers(&ur->ring, iov, 2 * n);
+	free(iov);
+	if (ret)
+		return mdfio_say("registered_buffers=1: cannot register %u buffers of %zu bytes: %s; set registered_buffers=0%s",
+				 2 * n, units[0].buf_len, strerror(-ret),
+				 ret == -ENOMEM ? " or raise the locked-memory limit (ulimit -l)" : "");
+	return 0;
+}
+
+static void uring_exit(void *priv)
+{
+	struct uring *ur = priv;
+
+	if (ur->ring.ring_fd > 0)
+		io_uring_queue_exit(&ur->ring);
+	free(ur->slot);
+	free(ur->unsent);
+	free(ur);
+}
+
+static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
+			    unsigned int n, void **priv)
+{
+	struct uring_options *o = td->eo;
+	struct io_uring_params p = { 0 };
+	struct uring *ur = calloc(1, sizeof(*ur));
+	unsigned int i;
+	int ret;
+
+	if (!ur)
+		return mdfio_say("out of memory");
+	*priv = ur;
+	ur->td = td;
+	ur->linked = o->linked;
+	ur->regbufs = o->registered_buffers;
+	ur->slot = calloc(n, sizeof(*ur->slot));
+	ur->unsent = calloc(n, sizeof(*ur->unsent));
+	if (!ur->slot || !ur->unsent)
+		return mdfio_say("out of memory for iodepth=%u", n);
+	for (i = 0; i < n; i++)
+		ur->slot[i].u = &units[i];
+	if (o->sqpoll) {
+		p.flags |= IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = 1000;	/* ms */
+	}
+	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
+	if (ret) {
+		ur->ring.ring_fd = -1;
+		return mdfio_say("mdfio-uring: cannot set up a ring of %u entries%s: %s",
+				 3 * n, o->sqpoll ? " with sqpoll=1" : "", strerror(-ret));
+	}
+	if (need_opcodes(&ur->ring, ur->regbufs))
+		return 1;
+	if (ur->linked && !(p.features & IORING_FEAT_CQE_SKIP))
+		return mdfio_say("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
+	if (ur->linked && need_direct(ur, td->o.directory, n))
+		return 1;
+	if (ur->regbufs && need_buffers(ur, units, n))
+		return 1;
+	return 0;
+}
+
+static const struct mdfio_backend uring_backend = {
+	.name = "uring",
+	.init = uring_setup_ring,
+	.exit = uring_exit,
+};
+
+static int uring_init(struct thread_data *td)
+{
+	return mdfio_init(td, &uring_backend);
+}
+
+static int cb_flag(const char *name, const char *s, unsigned int *field)
+{
+	uint64_t v;
+
+	if (mdfio_parse_u64(name, s, 0, 1, &v))
+		return 1;
+	*field = (unsigned int)v;
+	return 0;
+}
+
+static int cb_linked(void *data, const char *s)
+{
+	return cb_flag("linked", s, &((struct uring_options *)data)->linked);
+}
+
+static int cb_regbufs(void *data, const char *s)
+{
+	return cb_flag("registered_buffers", s,
+		       &((struct uring_options *)data)->registered_buffers);
+}
+
+static int cb_sqpoll(void *data, const char *s)
+{
+	return cb_flag("sqpoll", s, &((struct uring_options *)data)->sqpoll);
+}
+
+#define FLAG(n, fn, defv, text) {					\
+	.name = n, .lname = n, .type = FIO_OPT_STR_STORE, .cb = fn,	\
+	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
+	.group = FIO_OPT_G_INVALID }
+
+static const struct fio_option uring_options[] = {
+	FLAG("linked", cb_linked, "1",
+	     "1: open, read/write and close of an object as one linked chain on a direct descriptor; 0: one call at a time on a plain descriptor"),
+	FLAG("registered_buffers", cb_regbufs, "1",
+	     "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
+	FLAG("sqpoll", cb_sqpoll, "0",
+	     "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	{ .name = NULL },
+};
+
+static struct ioengine_ops uring_ops = {
+	.name = "mdfio-uring",
+	.version = FIO_IOOPS_VERSION,
+	.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH,
+	.init = uring_init,
+	.setup = mdfio_setup,
+	.queue = uring_queue,
+	.commit = uring_commit,
+	.getevents = uring_getevents,
+	.event = uring_event,
+	.cleanup = mdfio_cleanup,
+	.open_file = mdfio_open_file,
+	.close_file = mdfio_close_file,
+	.option_struct_size = sizeof(struct uring_options),
+};
+
+void get_ioengine(struct ioengine_ops **ops);
+void get_ioengine(struct ioengine_ops **ops)
+{
+	mdfio_get_ioengine(ops, &uring_ops, uring_options);
+}

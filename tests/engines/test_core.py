@@ -1,0 +1,289 @@
+"""The shared core, through every engine, against real fio on real file
+systems: phases, FIFO, status, safety, errors and options."""
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import engine_path, expected, fio_env, job, namespace, run_fio
+
+D, P, I = 3, 8, 3
+
+
+def phase_counts(j):
+    """(headline ios, per-op N) of one job's JSON."""
+    return {
+        "read_ios": j["read"]["total_ios"], "write_ios": j["write"]["total_ios"],
+        "trim_ios": j["trim"]["total_ios"], "stat_ios": j["sync"]["total_ios"],
+        "create": j["write"]["clat_ns"]["N"], "read": j["read"]["clat_ns"]["N"],
+        "delete": j["trim"]["clat_ns"]["N"], "stat": j["sync"]["lat_ns"]["N"],
+    }
+
+
+@pytest.mark.parametrize("numjobs,offset", [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2), (4, 1), (4, 3)])
+def test_fifo_invariant_across_invocations(tmpfs, tmp_path, numjobs, offset, engine):
+    start = 5 if numjobs == 3 else 0
+    opts = dict(numjobs=numjobs, datasets=D, precreate_per_set=P, steps_per_set=I,
+                rank_offset=offset, start_index=start, verify_read=1)
+    run = run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert namespace(tmpfs) == expected(numjobs, D, start, P)
+    for j in run.jobs():
+        c = phase_counts(j)
+        assert (c["write_ios"], c["create"], j["write"]["io_bytes"]) == (D * P, D * P, D * P * 3901)
+
+    for it in (1, 2):
+        run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+        assert namespace(tmpfs) == expected(numjobs, D, start + it * I, P)
+        for j in run.jobs():
+            c = phase_counts(j)
+            assert c == {"read_ios": D * I, "write_ios": 0, "trim_ios": 0, "stat_ios": D * I,
+                         "create": D * I, "read": D * I, "delete": D * I, "stat": D * I}
+            assert j["read"]["io_bytes"] == D * I * 3901
+            assert all(j[k]["drop_ios"] == 0 for k in ("read", "write", "trim"))
+
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert sorted(os.listdir(tmpfs)) == []
+    for j in run.jobs():
+        assert (j["trim"]["total_ios"], j["trim"]["clat_ns"]["N"]) == (D * P, D * P)
+
+
+def test_all_phases_in_one_jobfile(tmpfs, tmp_path, engine):
+    run = run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], tmpfs, numjobs=3,
+                      datasets=2, precreate_per_set=10, steps_per_set=10, verify_read=1, engine=engine),
+                  tmp_path, check=True)
+    assert [j["jobname"] for j in run.jobs()] == ["precreate-0"] * 3 + ["benchmark-1"] * 3 + \
+        ["benchmark-2"] * 3 + ["cleanup-3"] * 3
+    assert os.listdir(tmpfs) == []
+
+
+def test_read_only_keeps_namespace_and_position(tmpfs, tmp_path, engine):
+    opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I, verify_read=1)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    before = namespace(tmpfs)
+    run = run_fio(job(["benchmark"], tmpfs, read_only=1, **opts, engine=engine), tmp_path, check=True)
+    assert namespace(tmpfs) == before
+    for j in run.jobs():
+        c = phase_counts(j)
+        assert (c["read_ios"], c["read"], c["stat"], c["create"], c["delete"]) == (D * I, D * I, D * I, 0, 0)
+    run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert namespace(tmpfs) == expected(2, D, I, P)
+    run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+def snapshot(root):
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root))] = p.read_bytes() if p.is_file() else None
+    return out
+
+
+def test_foreign_files_survive_every_phase(tmpfs, tmp_path, engine):
+    (tmpfs / "notes.txt").write_text("keep me")
+    (tmpfs / "other").mkdir()
+    (tmpfs / "other" / "file-1").write_text("not an object")
+    (tmpfs / "mdfio.status.bak").write_text("mine")
+    (tmpfs / "2_0").write_text("a rank that does not exist in this run")
+    before = snapshot(tmpfs)
+    opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
+    for phase in ("precreate", "benchmark", "cleanup"):
+        run_fio(job([phase], tmpfs, **opts, engine=engine), tmp_path, check=True)
+        now = snapshot(tmpfs)
+        assert {k: v for k, v in now.items() if k in before} == before
+    assert snapshot(tmpfs) == before
+
+
+def test_preexisting_object_name_is_refused_before_anything_is_touched(tmpfs, tmp_path, engine):
+    (tmpfs / "1_2").mkdir()
+    (tmpfs / "1_2" / "file-0").write_text("precious")
+    before = snapshot(tmpfs)
+    run = run_fio(job(["precreate"], tmpfs, numjobs=2, datasets=D, precreate_per_set=P, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert any(f"{tmpfs}/1_2 already exists" in l for l in run.mdfio_lines()), run.stderr
+    assert snapshot(tmpfs) == before
+
+
+def test_foreign_status_file_is_refused_and_kept(tmpfs, tmp_path, engine):
+    (tmpfs / "mdfio.status").write_text("pos: 3000\n")
+    for phase in ("precreate", "benchmark", "cleanup"):
+        run = run_fio(job([phase], tmpfs, datasets=D, precreate_per_set=P, steps_per_set=I, engine=engine),
+                      tmp_path, check=False)
+        assert run.rc != 0
+        assert any("not an mdfio status file" in l for l in run.mdfio_lines()), run.stderr
+    assert snapshot(tmpfs) == {"mdfio.status": b"pos: 3000\n"}
+
+
+def test_benchmark_or_cleanup_without_precreate(tmpfs, tmp_path, engine):
+    for phase in ("benchmark", "cleanup"):
+        run = run_fio(job([phase], tmpfs, engine=engine), tmp_path, check=False)
+        assert run.rc != 0
+        lines = run.mdfio_lines()
+        assert len(lines) == 1 and "run phase=precreate first" in lines[0], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
+def parent_of(pid):
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, engine):
+    jobfile = tmp_path / "big.fio"
+    jobfile.write_text(job(["precreate"], tmpfs, numjobs=2, datasets=2, precreate_per_set=200000, bs=64, engine=engine))
+    proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ns = namespace(tmpfs)
+        if sum(len(v) for v in ns.values()) > 1000:
+            break
+        time.sleep(0.05)
+    # fio puts each job process in a group of its own: kill them by parent
+    kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == proc.pid]
+    for pid in [proc.pid, *kids]:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.2)
+    left = sum(len(v) for v in namespace(tmpfs).values())
+    assert 1000 < left < 800000
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
+    run = run_fio(job(["benchmark"], tmpfs, steps_per_set=10, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert any("interrupted while precreating" in l and "run phase=cleanup" in l for l in run.mdfio_lines()), run.stderr
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+    assert sum(j["trim"]["total_ios"] for j in run.jobs()) == left
+
+
+def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine):
+    """Rank 0's datasets made read-only after precreate: deletes from and
+    creates into them fail with EACCES (fio runs as nobody: root would pass)."""
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    work = tmpfs / "jobs"          # a foreign directory the engine must leave alone
+    work.mkdir()
+    os.chmod(tmpfs, 0o755)
+    os.chown(tmpfs, 65534, 65534)
+    os.chown(work, 65534, 65534)
+    n, offset = 2, 1
+    opts = dict(numjobs=n, datasets=D, precreate_per_set=P, steps_per_set=I, rank_offset=offset)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=True)
+    for d in range(D):
+        os.chmod(tmpfs / f"0_{d}", 0o555)
+    run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=False)
+    assert run.rc != 0
+    assert all(j["error"] != 0 for j in run.jobs())
+    by_rank = {}
+    lines = run.mdfio_lines()
+    for r in range(n):
+        deletes = sum(I for d in range(D) if (r - offset * (d + 1)) % n == 0)
+        creates = sum(I for d in range(D) if (r + offset * (d + 1)) % n == 0)
+        if deletes:
+            assert any(f"rank {r} benchmark: {deletes} delete error" in l and "Permission denied" in l
+                       for l in lines), run.stderr
+        if creates:
+            assert any(f"rank {r} benchmark: {creates} create error" in l for l in lines), run.stderr
+        by_rank[r] = (deletes, creates)
+    total = [sum(j[k]["drop_ios"] for j in run.jobs()) for k in ("trim", "write", "read")]
+    assert total == [sum(v[0] for v in by_rank.values()), sum(v[1] for v in by_rank.values()), 0]
+    assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * D * I
+    assert sum(j["sync"]["lat_ns"]["N"] for j in run.jobs()) == n * D * I
+    # the position moved although rank 0's objects stayed: the trusting
+    # cleanup reports what it cannot find, a second one recovers the rest
+    for d in range(D):
+        os.chmod(tmpfs / f"0_{d}", 0o775)
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=False)
+    assert run.rc != 0 and any("delete error" in l for l in run.mdfio_lines()), run.stderr
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=True)
+    assert sorted(os.listdir(tmpfs)) == ["jobs"]
+
+
+def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine):
+    root = loopfs("ext4", "8M")
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=600, bs=8192)
+    run = run_fio(job(["precreate"], root, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    errors = sum(j["write"]["drop_ios"] for j in run.jobs())
+    created = sum(j["write"]["clat_ns"]["N"] for j in run.jobs())
+    assert errors > 0 and created + errors == 2 * 2 * 600
+    assert sum(j["write"]["io_bytes"] for j in run.jobs()) == created * 8192
+    assert any("create error" in l and "No space left on device" in l for l in run.mdfio_lines()), run.stderr
+    # objects whose open failed are delete errors of the cleanup; those
+    # whose write failed exist (short, as with md-workbench) and are deleted
+    run = run_fio(job(["cleanup"], root, **opts, engine=engine), tmp_path, check=False)
+    missing = sum(j["trim"]["drop_ios"] for j in run.jobs())
+    deleted = sum(j["trim"]["clat_ns"]["N"] for j in run.jobs())
+    assert 0 <= missing <= errors and deleted + missing == 2 * 2 * 600
+    assert (run.rc != 0) == (missing > 0)
+    assert all("delete error" in l and "No such file" in l for l in run.mdfio_lines()), run.stderr
+    assert sorted(os.listdir(root)) == ["lost+found"]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    ({"phase": None}, "phase= is required"),
+    ({"phase": "bench"}, "phase=bench: expected precreate, benchmark or cleanup"),
+    ({"datasets": "abc"}, "datasets=abc: expected an integer"),
+    ({"datasets": "0"}, "datasets=0: expected an integer from 1"),
+    ({"precreate_per_set": "-5"}, "precreate_per_set=-5: expected an integer"),
+    ({"rw": "write"}, "phase=benchmark reports its count as rw=read; remove the rw= option"),
+    ({"size": "1m"}, "size/io_size must not be set"),
+    ({"runtime": "5"}, "runtime/time_based must not be set"),
+    ({"steps_per_set": "20", "precreate_per_set": "10"}, "steps_per_set=20 exceeds precreate_per_set=10"),
+    ({"root": "/nonexistent/mdfio"}, "directory=/nonexistent/mdfio: not an existing directory"),
+    ({"ranks": "${MDW_UNSET}|x"}, "ranks=|x: expected an integer"),
+])
+def test_bad_option_gives_one_clear_line(tmpfs, tmp_path, extra, needle, engine):
+    lines = ["[j]", f"ioengine=external:{engine_path(engine)}", f"directory={tmpfs}", "bs=3901"]
+    opts = {"phase": "benchmark", **extra}
+    lines += [f"{k}={v}" for k, v in opts.items() if v is not None]
+    run = run_fio("\n".join(lines) + "\n", tmp_path, check=False)
+    assert run.rc != 0
+    ours = run.mdfio_lines()
+    assert len(ours) == 1 and needle in ours[0], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
+def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
+    running = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    fake = "fio-0." + "9" * (len(running) - 6)
+    blob = engine_path(engine).read_bytes()
+    assert blob.count(running.encode() + b"\0") >= 1
+    patched = tmp_path / f"mdfio-{engine}-other.so"
+    patched.write_bytes(blob.replace(running.encode() + b"\0", fake.encode() + b"\0"))
+    text = f"[j]\nioengine=external:{patched}\ndirectory={tmpfs}\nphase=precreate\n"
+    run = run_fio(text, tmp_path, check=False)
+    assert run.rc != 0
+    ours = run.mdfio_lines()
+    assert len(ours) == 1 and f"built for {fake} but this fio is {running}" in ours[0], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
+def test_enghelp_lists_every_option(engine):
+    out = subprocess.run(["fio", f"--enghelp={engine_path(engine)}"], capture_output=True, text=True,
+                         env=fio_env()).stdout
+    for opt in ("phase", "datasets", "precreate_per_set", "steps_per_set", "rank_offset",
+                "start_index", "read_only", "verify_read", "repeat", "repeats"):
+        assert re.search(rf"^{opt}\s+: \S", out, re.M), out
+
+
+def test_verify_read_catches_a_foreign_object(tmpfs, tmp_path, engine):
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=P, steps_per_set=I, verify_read=1)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    victim = tmpfs / "1_0" / "file-1"
+    data = bytearray(victim.read_bytes())
+    data[100] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert sum(j["read"]["drop_ios"] for j in run.jobs()) == 1
+    assert any("1 read error" in l and "1_0/file-1" in l for l in run.mdfio_lines()), run.stderr
+    run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
