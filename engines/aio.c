@@ -245,7 +245,7 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 	ret = io_setup((int)n, &a->ctx);
 	if (ret) {
 		a->ctx = 0;
-		return mdfio_say("mdfio-aio: io_setup(%u): %s%s", n, strerror(-ret),
+		return mdfio_say("io_setup(%u) for mdfio-aio: %s%s", n, strerror(-ret),
 				 ret == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr or lower iodepth)" : "");
 	}
 	return 0;

@@ -319,10 +319,10 @@ static int need_opcodes(struct io_uring *ring, int regbufs)
 	int ret = 0;
 
 	if (!probe)
-		return mdfio_say("mdfio-uring: this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6); use mdfio-posix");
+		return mdfio_say("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
 	for (i = 0; i < n && !ret; i++)
 		if (!io_uring_opcode_supported(probe, ops[i].op))
-			ret = mdfio_say("mdfio-uring: this kernel's io_uring has no IORING_OP_%s; use mdfio-posix%s",
+			ret = mdfio_say("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
 					ops[i].name, i >= 6 ? " or registered_buffers=0" : "");
 	io_uring_free_probe(probe);
 	return ret;
@@ -418,7 +418,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
-		return mdfio_say("mdfio-uring: cannot set up a ring of %u entries%s: %s",
+		return mdfio_say("cannot set up an io_uring of %u entries%s: %s",
 				 3 * n, o->sqpoll ? " with sqpoll=1" : "", strerror(-ret));
 	}
 	if (need_opcodes(&ur->ring, ur->regbufs))

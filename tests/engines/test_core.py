@@ -24,6 +24,11 @@ def phase_counts(j):
     }
 
 
+def async_only(engine, iodepth):
+    if engine == "posix" and iodepth > 1:
+        pytest.skip("mdfio-posix is synchronous: fio caps its iodepth at 1")
+
+
 @pytest.mark.parametrize("numjobs,offset", [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2), (4, 1), (4, 3)])
 def test_fifo_invariant_across_invocations(tmpfs, tmp_path, numjobs, offset, engine):
     start = 5 if numjobs == 3 else 0
@@ -164,7 +169,8 @@ def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, eng
     assert sum(j["trim"]["total_ios"] for j in run.jobs()) == left
 
 
-def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine):
+@pytest.mark.parametrize("iodepth", [1, 16])
+def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, iodepth):
     """Rank 0's datasets made read-only after precreate: deletes from and
     creates into them fail with EACCES (fio runs as nobody: root would pass)."""
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -174,7 +180,8 @@ def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine):
     os.chown(tmpfs, 65534, 65534)
     os.chown(work, 65534, 65534)
     n, offset = 2, 1
-    opts = dict(numjobs=n, datasets=D, precreate_per_set=P, steps_per_set=I, rank_offset=offset)
+    opts = dict(numjobs=n, datasets=D, precreate_per_set=P, steps_per_set=I, rank_offset=offset,
+                iodepth=iodepth)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=True)
     for d in range(D):
         os.chmod(tmpfs / f"0_{d}", 0o555)
@@ -206,9 +213,10 @@ def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine):
     assert sorted(os.listdir(tmpfs)) == ["jobs"]
 
 
-def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine):
+@pytest.mark.parametrize("iodepth", [1, 16])
+def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     root = loopfs("ext4", "8M")
-    opts = dict(numjobs=2, datasets=2, precreate_per_set=600, bs=8192)
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=600, bs=8192, iodepth=iodepth)
     run = run_fio(job(["precreate"], root, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     errors = sum(j["write"]["drop_ios"] for j in run.jobs())
@@ -286,4 +294,82 @@ def test_verify_read_catches_a_foreign_object(tmpfs, tmp_path, engine):
     assert sum(j["read"]["drop_ios"] for j in run.jobs()) == 1
     assert any("1 read error" in l and "1_0/file-1" in l for l in run.mdfio_lines()), run.stderr
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+@pytest.mark.parametrize("iodepth", [1, 2, 16, 128])
+def test_steps_in_flight_at_the_dependency_edge(tmpfs, tmp_path, engine, iodepth):
+    """steps_per_set == precreate_per_set: a run reads every object of the
+    FIFO and creates all of the next, with up to iodepth steps in flight;
+    every object read must be whole and the one expected."""
+    async_only(engine, iodepth)
+    n, d, p = 3, 3, 40
+    opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, rank_offset=2,
+                verify_read=1, iodepth=iodepth)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    deepest = 1
+    for it in (1, 2, 3):
+        run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+        assert namespace(tmpfs) == expected(n, d, it * p, p)
+        for j in run.jobs():
+            c = phase_counts(j)
+            assert (c["read"], c["stat"], c["delete"], c["create"]) == (d * p,) * 4
+            assert all(j[k]["drop_ios"] == 0 for k in ("read", "write", "trim"))
+            levels = {int(k.lstrip(">=")): v for k, v in j["iodepth_level"].items() if v}
+            deepest = max(deepest, max(levels))
+    # fio's own account of how deep the queue really was
+    assert deepest >= min(iodepth, 16), deepest
+    run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+def test_one_past_the_edge_is_refused_at_any_iodepth(tmpfs, tmp_path, engine):
+    opts = dict(datasets=2, precreate_per_set=8, iodepth=128)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    before = snapshot(tmpfs)
+    run = run_fio(job(["benchmark"], tmpfs, steps_per_set=9, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and "steps_per_set=9 exceeds precreate_per_set=8" in lines[0], run.stderr
+    assert snapshot(tmpfs) == before
+
+
+@pytest.mark.parametrize("iodepth", [1, 16])
+def test_failed_steps_in_flight_keep_the_fifo(tmpfs, tmp_path, engine, iodepth):
+    """A missing object (stat fails: the step stops) and a corrupt one (the
+    read fails verification: the step goes on) among steps in flight: the
+    errors are counted exactly, and the FIFO moves on around the gap."""
+    async_only(engine, iodepth)
+    n, d, p = 2, 2, 8
+    opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, verify_read=1,
+                iodepth=iodepth)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    (tmpfs / "1_0" / "file-3").unlink()           # read by rank 0 (offset 1)
+    victim = tmpfs / "0_1" / "file-5"             # read by rank 0: (0 - 2) mod 2
+    data = bytearray(victim.read_bytes())
+    data[2000] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    stat_errors = sum(j["sync"]["total_ios"] - j["sync"]["lat_ns"]["N"] for j in run.jobs())
+    assert stat_errors == 1
+    assert sum(j["read"]["drop_ios"] for j in run.jobs()) == 1      # the bad read
+    assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p - 2
+    assert sum(j["trim"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p - 1
+    assert sum(j["write"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p - 1
+    lines = run.mdfio_lines()
+    assert any("rank 0 benchmark: 1 stat error" in l and "1_0/file-3" in l for l in lines), run.stderr
+    assert any("rank 0 benchmark: 1 read error" in l and "0_1/file-5" in l for l in lines), run.stderr
+    # the step that found nothing created nothing: one gap, where expected
+    want = expected(n, d, p, p)
+    want["1_0"].remove(p + 3)
+    assert namespace(tmpfs) == want
+    run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert sum(j["sync"]["total_ios"] - j["sync"]["lat_ns"]["N"] for j in run.jobs()) == 1
+    want = expected(n, d, 2 * p, p)
+    want["1_0"].remove(2 * p + 3)
+    assert namespace(tmpfs) == want
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert sum(j["trim"]["drop_ios"] for j in run.jobs()) == 1
     assert os.listdir(tmpfs) == []

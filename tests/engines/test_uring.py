@@ -1,0 +1,95 @@
+"""What only mdfio-uring promises: every object call goes through the ring,
+each kernel feature it uses can be switched, and a kernel that lacks one
+is refused at job start with one line."""
+import itertools
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import engine_path, expected, fio_env, job, namespace, run_fio
+
+OBJECT_CALLS = "newfstatat,stat,statx,open,openat,read,write,close,unlink,unlinkat"
+
+
+def traced(tmpfs, tmp_path, opts, phase):
+    trace = tmp_path / f"strace-{phase}.out"
+    run_fio(job([phase], tmpfs, engine="uring", **opts), tmp_path, check=True,
+            prefix=["strace", "-f", "-qq", "-o", str(trace), "-e",
+                    f"trace={OBJECT_CALLS},io_uring_enter,io_uring_setup,io_uring_register"])
+    return trace.read_text().splitlines()
+
+
+@pytest.mark.parametrize("linked", [0, 1])
+def test_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked):
+    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked)
+    for phase in ("precreate", "benchmark", "cleanup"):
+        lines = traced(tmpfs, tmp_path, opts, phase)
+        assert not [l for l in lines if "/file-" in l], phase
+        assert sum("io_uring_enter(" in l for l in lines) > 0, phase
+        registered = [l for l in lines if "io_uring_register(" in l]
+        assert any("IORING_REGISTER_BUFFERS" in l for l in registered)
+        assert any("IORING_REGISTER_FILES" in l for l in registered) == bool(linked)
+    assert os.listdir(tmpfs) == []
+
+
+@pytest.mark.parametrize("linked,registered_buffers,sqpoll", list(itertools.product([0, 1], repeat=3)))
+def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, registered_buffers, sqpoll):
+    n, d, p = 2, 3, 30
+    opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, verify_read=1, iodepth=16,
+                linked=linked, registered_buffers=registered_buffers, sqpoll=sqpoll)
+    run_fio(job(["precreate"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+    run = run_fio(job(["benchmark"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+    assert namespace(tmpfs) == expected(n, d, p, p)
+    assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p
+    run_fio(job(["cleanup"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+# <linux/io_uring.h> numbers of the opcodes mdfio-uring needs
+OPCODES = {"READ_FIXED": 4, "WRITE_FIXED": 5, "OPENAT": 18, "CLOSE": 19, "STATX": 21, "READ": 22,
+           "WRITE": 23, "UNLINKAT": 36}
+
+
+@pytest.mark.parametrize("name", sorted(OPCODES))
+def test_a_missing_opcode_is_one_line_at_job_start(tmpfs, tmp_path, name):
+    shim = Path(os.environ.get("MDFIO_TEST_LIB_DIR", engine_path("uring").parent.parent / "tests")) / "hide_opcode.so"
+    preload = " ".join(filter(None, [os.environ.get("MDFIO_PRELOAD"), str(shim)]))
+    opts = dict(datasets=2, precreate_per_set=10, steps_per_set=10)
+    run_fio(job(["precreate"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+    status = (tmpfs / "mdfio.status").read_text()
+    before = namespace(tmpfs)
+    for phase in ("benchmark", "cleanup"):
+        run = run_fio(job([phase], tmpfs, engine="uring", **opts), tmp_path, check=False,
+                      env={"LD_PRELOAD": preload, "MDFIO_HIDE_OPCODE": str(OPCODES[name])})
+        assert run.rc != 0
+        lines = run.mdfio_lines()
+        assert len(lines) == 1 and f"io_uring has no IORING_OP_{name} (mdfio-uring needs it); use mdfio-posix" in lines[0], \
+            run.stderr
+        assert ("registered_buffers=0" in lines[0]) == name.endswith("_FIXED")
+        # refused before the phase was entered: nothing moved
+        assert (tmpfs / "mdfio.status").read_text() == status
+        assert namespace(tmpfs) == before
+    # without the fixed opcodes, registered_buffers=0 needs none of them
+    if name.endswith("_FIXED"):
+        run_fio(job(["benchmark"], tmpfs, engine="uring", registered_buffers=0, **opts), tmp_path,
+                check=True, env={"LD_PRELOAD": preload, "MDFIO_HIDE_OPCODE": str(OPCODES[name])})
+    run_fio(job(["cleanup"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+
+
+@pytest.mark.parametrize("option", ["linked", "registered_buffers", "sqpoll"])
+def test_bad_feature_value_gives_one_clear_line(tmpfs, tmp_path, option):
+    run = run_fio(job(["precreate"], tmpfs, engine="uring", **{option: 2}), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"{option}=2: expected an integer from 0 to 1" in lines[0], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
+def test_enghelp_lists_the_ring_options():
+    out = subprocess.run(["fio", f"--enghelp={engine_path('uring')}"], capture_output=True, text=True,
+                         env=fio_env()).stdout
+    for opt in ("linked", "registered_buffers", "sqpoll", "phase", "datasets"):
+        assert re.search(rf"^{opt}\s+: \S", out, re.M), out
