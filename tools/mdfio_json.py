@@ -246,7 +246,9 @@ class Run:
 
     def params(self):
         o = self.first.opt
-        return {"interface": self.first.opts.get("ioengine", ""), "root": o("directory"),
+        # units in flight per process: 1 for mdfio-posix, which fio caps
+        depth = 1 if "mdfio-posix" in self.first.opts.get("ioengine", "") else int(o("iodepth") or 1)
+        return {"interface": self.first.opts.get("ioengine", ""), "iodepth": depth, "root": o("directory"),
                 "ranks": self.ranks, "offset": int(o("rank_offset")), "obj-per-proc": self.i,
                 "precreate-per-set": self.p, "data-sets": self.d, "object-size": self.s,
                 "iterations": self.repeats, "start-item": int(o("start_index")),

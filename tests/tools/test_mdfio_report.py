@@ -418,3 +418,14 @@ def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
             assert "Traceback" not in proc.stderr, (path, proc.stderr)
             if proc.returncode == 2:
                 assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_units_in_flight_are_a_parameter(runs, tmpfs, tmp_path):
+    """md-workbench has no iodepth; an mdfio report names it, since it
+    changes what the rates mean."""
+    run_fio(job(["precreate", "benchmark", "cleanup"], tmpfs, engine="uring", iodepth=8, datasets=2,
+                precreate_per_set=20, steps_per_set=20), tmp_path, args=["--output-format=json+"], check=True)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    assert "\tiodepth=8\n" in report(path).stdout
+    assert json.loads(report(path, "--json").stdout)["parameters"]["iodepth"] == 8
+    assert "\tiodepth=1\n" in report(runs["n1"][0]).stdout
