@@ -19,6 +19,15 @@ def test_quick_bench_prints_every_table():
     out = proc.stdout
     assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|loop \+ timer) \| [0-9.]+ \[[0-9.]+, [0-9.]+\]",
                           out, re.M)) == 4, out
+    # engines: one table per file system, a row of posix's objects/s and
+    # uring and aio at --quick's depths as ratios to it
+    assert len(re.findall(r"^\| (tmpfs|ext4|xfs) \| mdfio-posix \(objects/s\) \| \d+ \| \d+ \| \d+ \|$",
+                          out, re.M)) == 3, out
+    ratio = r"[0-9.]+ \[[0-9.]+, [0-9.]+\]"
+    row = rf"^\| (tmpfs|ext4|xfs) \| mdfio-(uring|aio) qd=(1|4) \| {ratio} \| {ratio} \| {ratio} \|$"
+    assert len(re.findall(row, out, re.M)) == 12, out
+    assert len(re.findall(r"Reproduce: `bench/run --only engines --engine-fs (tmpfs|ext4|xfs) [^`]*--quick`",
+                          out)) == 3, out
     assert len(re.findall(r"^\| tmpfs \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$", out, re.M)) == 2, out
     # --quick's instruction counts span a few dozen units, so fio's
     # timing-dependent clock calibration can even make them negative
