@@ -17,8 +17,11 @@ def test_quick_bench_prints_every_table():
                           text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|loop \+ timer) \| [0-9.]+ \[[0-9.]+, [0-9.]+\]",
-                          out, re.M)) == 4, out
+    assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|mdfio-uring qd=1|mdfio-aio qd=1|loop \+ timer) \| "
+                          r"[0-9.]+ \[[0-9.]+, [0-9.]+\]", out, re.M)) == 8, out
+    # uring's features and the cost of a step
+    assert len(re.findall(r"^\| mdfio-(uring qd=(16|1) [a-z_=01]+|posix|aio qd=16 direct=1) \| .* \| "
+                          r"[0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \|$", out, re.M)) == 7, out
     # engines: one table per file system, a row of posix's objects/s and
     # uring and aio at --quick's depths as ratios to it
     assert len(re.findall(r"^\| (tmpfs|ext4|xfs) \| mdfio-posix \(objects/s\) \| \d+ \| \d+ \| \d+ \|$",
