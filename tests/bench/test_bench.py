@@ -22,6 +22,10 @@ def test_quick_bench_prints_every_table():
     # uring's features and the cost of a step
     assert len(re.findall(r"^\| mdfio-(uring qd=(16|1) [a-z_=01]+|posix|aio qd=16 direct=1) \| .* \| "
                           r"[0-9.]+ \[[0-9.]+, [0-9.]+\] \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \|$", out, re.M)) == 7, out
+    # handoffs to io-wq: a row per variant, or a line saying why there are none
+    handoffs = re.findall(r"^\| qd=(1|16|16 linked=0) \| \d+\.\d\d \| \d+\.\d\d \| ([A-Z_]+ \d+\.\d\d(, )?)* \|$",
+                          out, re.M)
+    assert len(handoffs) == 3 or "io_uring tracepoints unavailable" in out, out
     # engines: one table per file system, a row of posix's objects/s and
     # uring and aio at --quick's depths as ratios to it
     assert len(re.findall(r"^\| (tmpfs|ext4|xfs) \| mdfio-posix \(objects/s\) \| \d+ \| \d+ \| \d+ \|$",
