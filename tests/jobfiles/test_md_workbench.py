@@ -8,12 +8,13 @@ from conftest import SOURCE_ROOT, engine_path, fio_env, run_fio
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
 
 
-def jobtext():
+def jobtext(engine="posix"):
     # the shipped jobfile names ./build's engine; run the build under test
+    # (and another engine the way the README says: replacing its name)
     text = JOBFILE.read_text()
     line = "ioengine=external:./build/engines/mdfio-posix.so"
     assert line in text
-    return text.replace(line, f"ioengine=external:{engine_path()}")
+    return text.replace(line, f"ioengine=external:{engine_path(engine)}")
 
 
 def headline(run):
@@ -31,6 +32,16 @@ def test_parameters_from_the_environment(tmpfs, tmp_path):
     assert all(r[1:] == (0, 0, 0) for r in rows[6:-2]), "repeats beyond MDW_R must do nothing"
     assert rows[-2:] == [("cleanup", 0, 0, 20)] * 2
     assert all(j["read"]["io_bytes"] == 800 for j in run.jobs("benchmark-1"))
+    assert os.listdir(tmpfs) == []
+
+
+def test_async_engines_with_iodepth_from_the_command_line(tmpfs, tmp_path, engine):
+    env = dict(MDW_N="2", MDW_D="3", MDW_P="20", MDW_I="20", MDW_R="2", MDW_ROOT=str(tmpfs), MDW_VERIFY="1")
+    run = run_fio(jobtext(engine), tmp_path, env=env, args=["--iodepth=8"], check=True)
+    rows = headline(run)
+    assert rows[:6] == [("precreate", 60, 0, 0)] * 2 + [("benchmark-1", 0, 60, 0)] * 2 + \
+        [("benchmark-2", 0, 60, 0)] * 2
+    assert rows[-2:] == [("cleanup", 0, 0, 60)] * 2
     assert os.listdir(tmpfs) == []
 
 
