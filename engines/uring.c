@@ -49,9 +49,10 @@ struct uring {
 	struct thread_data *td;
 	int linked, regbufs;
 	struct slot *slot;
-	/* prepared but not yet submitted: their clock starts at submission */
+	/* requests prepared but not yet submitted: their clock starts at
+	 * submission; and all entries prepared since the last submission */
 	struct mdfio_unit **unsent;
-	unsigned int nr_unsent;
+	unsigned int nr_unsent, nr_sqes;
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -61,6 +62,7 @@ static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
 	 * chain unsubmitted, so there is always room */
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&ur->ring);
 
+	ur->nr_sqes++;
 	io_uring_sqe_set_data64(sqe, UD(s->u->index, s->gen, tag));
 	return sqe;
 }
@@ -164,6 +166,7 @@ static int submit(struct uring *ur, unsigned int wait)
 			ur->unsent[i]->req.t0 = t0;
 		ur->nr_unsent = 0;
 	}
+	ur->nr_sqes = 0;
 	do {
 		ret = wait ? io_uring_submit_and_wait(&ur->ring, wait)
 			   : io_uring_submit(&ur->ring);
@@ -287,7 +290,8 @@ static int uring_getevents(struct thread_data *td, unsigned int min,
 		return 0;
 	for (;;) {
 		reap(ur);
-		if (mdfio_events(td) >= min && !ur->nr_unsent)
+		/* a reaped completion may have prepared the next call */
+		if (mdfio_events(td) >= min && !ur->nr_sqes)
 			break;
 		ret = submit(ur, mdfio_events(td) >= min ? 0 : 1);
 		if (ret) {
