@@ -145,7 +145,7 @@ int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 	x = strtoull(v, &end, 10);
 	if (!*v || *v == '-' || *end || errno || x < min || x > max)
 		return mdfio_say("%s=%s: expected an integer from %" PRIu64
-			       " to %" PRIu64, name, s, min, max);
+				 " to %" PRIu64, name, s, min, max);
 	*out = x;
 	return 0;
 }
@@ -159,7 +159,7 @@ static struct mdfio_options *opts_of(void *data)
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (mdfio_parse_u64(name, s, lo, hi, &v))				\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))			\
 		return 1;						\
 	opts_of(data)->field = (unsigned int)v;				\
 	return 0;							\
@@ -168,7 +168,7 @@ static int fn(void *data, const char *s)				\
 static int fn(void *data, const char *s)				\
 {									\
 	uint64_t v;							\
-	if (mdfio_parse_u64(name, s, lo, hi, &v))				\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))			\
 		return 1;						\
 	opts_of(data)->field = v;					\
 	return 0;							\
@@ -201,7 +201,7 @@ static int cb_phase(void *data, const char *s)
 		 * options last, so a contradicting rw= is already known) */
 		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != phase_io[ph].rw)
 			return mdfio_say("phase=%s reports its count as rw=%s; remove the rw= option",
-				       v, phase_io[ph].rw_name);
+					 v, phase_io[ph].rw_name);
 		td->o.td_ddir = phase_io[ph].rw;
 		return 0;
 	}
@@ -302,7 +302,7 @@ static int check_fio_options(struct thread_data *td, enum mdfio_phase ph)
 	/* a job section's rw= can contradict a phase= from [global] */
 	if (o->td_ddir != phase_io[ph].rw)
 		return mdfio_say("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
-			       mdfio_phase_name(ph), phase_io[ph].rw_name, phase_io[ph].rw_name);
+				 mdfio_phase_name(ph), phase_io[ph].rw_name, phase_io[ph].rw_name);
 	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
 		return mdfio_say("bs must be one fixed size (the object size), not a range");
 	/* fio has set size itself by now (setup runs first), so ask the
@@ -321,7 +321,7 @@ static int check_fio_options(struct thread_data *td, enum mdfio_phase ph)
 		return mdfio_say("directory= (or root=) is required: the namespace root");
 	if (strchr(o->directory, ':'))
 		return mdfio_say("directory=%s: one directory only (no ':' list)",
-			       o->directory);
+				 o->directory);
 	return 0;
 }
 
@@ -416,16 +416,16 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 {
 	if (st->ranks != j->ranks)
 		return mdfio_say("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
-			       j->status_path, st->ranks, j->ranks);
+				 j->status_path, st->ranks, j->ranks);
 	if (st->datasets != j->datasets)
 		return mdfio_say("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
-			       j->status_path, st->datasets, j->datasets);
+				 j->status_path, st->datasets, j->datasets);
 	if (st->precreate != j->precreate)
 		return mdfio_say("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
-			       j->status_path, st->precreate, j->precreate);
+				 j->status_path, st->precreate, j->precreate);
 	if (st->object_size != j->size)
 		return mdfio_say("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
-			       j->status_path, st->object_size, j->size);
+				 j->status_path, st->object_size, j->size);
 	return 0;
 }
 
@@ -499,7 +499,7 @@ static int open_logs(struct mdfio_job *j, unsigned int repeat)
 
 			close_logs(j, 1);
 			return mdfio_say("latency_log: cannot create %s: %s%s", path, strerror(err),
-				       err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
+					 err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
 		}
 	}
 	return 0;
@@ -563,7 +563,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 				continue;
 			close_logs(j, 1);
 			return mdfio_say("%s already exists: refusing to precreate over it (nothing was touched)",
-				       j->path);
+					 j->path);
 		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank) {
@@ -576,7 +576,7 @@ static int enter_phase(struct mdfio_job *j, unsigned int repeat)
 		if (err && err != EEXIST) {
 			close_logs(j, 1);
 			return mdfio_say("cannot create %s: %s", j->status_path,
-				       strerror(err));
+					 strerror(err));
 		}
 	}
 	have = !err;
