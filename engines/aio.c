@@ -174,11 +174,6 @@ static int libaio_getevents(struct thread_data *td, unsigned int min,
 	return (int)mdfio_events(td);
 }
 
-static struct io_u *libaio_event(struct thread_data *td, int event)
-{
-	return mdfio_event(td, event);
-}
-
 /* ---------------------------------------------------------------- set-up */
 
 /* direct=1: a probe object of our own tells whether the file system takes
@@ -252,34 +247,16 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 }
 
 static const struct mdfio_backend libaio_backend = {
-	.name = "aio",
+	.name = "mdfio-aio",
+	.queue = libaio_queue,
+	.getevents = libaio_getevents,
 	.init = libaio_setup_ctx,
 	.exit = libaio_exit,
 	.direct = 1,
 };
 
-static int libaio_init(struct thread_data *td)
-{
-	return mdfio_init(td, &libaio_backend);
-}
-
-static struct ioengine_ops libaio_ops = {
-	.name = "mdfio-aio",
-	.version = FIO_IOOPS_VERSION,
-	.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH,
-	.init = libaio_init,
-	.setup = mdfio_setup,
-	.queue = libaio_queue,
-	.getevents = libaio_getevents,
-	.event = libaio_event,
-	.cleanup = mdfio_cleanup,
-	.open_file = mdfio_open_file,
-	.close_file = mdfio_close_file,
-	.option_struct_size = sizeof(struct mdfio_options),
-};
-
 void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
-	mdfio_get_ioengine(ops, &libaio_ops, NULL);
+	mdfio_get_ioengine(ops, &libaio_backend);
 }

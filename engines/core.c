@@ -155,15 +155,6 @@ static struct mdfio_options *opts_of(void *data)
 	return data;
 }
 
-#define U32_OPT(fn, name, field, lo, hi)				\
-static int fn(void *data, const char *s)				\
-{									\
-	uint64_t v;							\
-	if (mdfio_parse_u64(name, s, lo, hi, &v))			\
-		return 1;						\
-	opts_of(data)->field = (unsigned int)v;				\
-	return 0;							\
-}
 #define U64_OPT(fn, name, field, lo, hi)				\
 static int fn(void *data, const char *s)				\
 {									\
@@ -174,12 +165,12 @@ static int fn(void *data, const char *s)				\
 	return 0;							\
 }
 
-U32_OPT(cb_datasets, "datasets", datasets, 1, UINT32_MAX)
-U32_OPT(cb_rank_offset, "rank_offset", rank_offset, 0, UINT32_MAX)
-U32_OPT(cb_read_only, "read_only", read_only, 0, 1)
-U32_OPT(cb_verify_read, "verify_read", verify_read, 0, 1)
-U32_OPT(cb_repeat, "repeat", repeat, 1, 1000000)
-U32_OPT(cb_repeats, "repeats", repeats, 1, 1000000)
+MDFIO_U32_OPT(cb_datasets, "datasets", struct mdfio_options, datasets, 1, UINT32_MAX)
+MDFIO_U32_OPT(cb_rank_offset, "rank_offset", struct mdfio_options, rank_offset, 0, UINT32_MAX)
+MDFIO_U32_OPT(cb_read_only, "read_only", struct mdfio_options, read_only, 0, 1)
+MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 0, 1)
+MDFIO_U32_OPT(cb_repeat, "repeat", struct mdfio_options, repeat, 1, 1000000)
+MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, 1000000)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
 U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
@@ -250,31 +241,26 @@ static int cb_root(void *data, const char *s)
 	return 0;
 }
 
-#define OPT(n, fn, defv, text) {					\
-	.name = n, .lname = n, .type = FIO_OPT_STR_STORE, .cb = fn,	\
-	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
-	.group = FIO_OPT_G_INVALID }
-
 static const struct fio_option core_options[] = {
-	OPT("phase", cb_phase, NULL,
+	MDFIO_OPT("phase", cb_phase, NULL,
 	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
-	OPT("datasets", cb_datasets, "10",
+	MDFIO_OPT("datasets", cb_datasets, "10",
 	    "Datasets (directories) per rank, md-workbench -D"),
-	OPT("precreate_per_set", cb_precreate, "3000",
+	MDFIO_OPT("precreate_per_set", cb_precreate, "3000",
 	    "Objects per dataset, the FIFO depth, md-workbench -P"),
-	OPT("steps_per_set", cb_steps, "1000",
+	MDFIO_OPT("steps_per_set", cb_steps, "1000",
 	    "Benchmark steps per dataset per run, md-workbench -I"),
-	OPT("rank_offset", cb_rank_offset, "1",
+	MDFIO_OPT("rank_offset", cb_rank_offset, "1",
 	    "Rank distance to the datasets read and written, md-workbench -O"),
-	OPT("start_index", cb_start_index, "0",
+	MDFIO_OPT("start_index", cb_start_index, "0",
 	    "Index of the first object, md-workbench --start-item"),
-	OPT("read_only", cb_read_only, "0",
+	MDFIO_OPT("read_only", cb_read_only, "0",
 	    "1: benchmark only stats and reads, md-workbench --read-only"),
-	OPT("verify_read", cb_verify_read, "0",
+	MDFIO_OPT("verify_read", cb_verify_read, "0",
 	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
-	OPT("repeat", cb_repeat, "1",
+	MDFIO_OPT("repeat", cb_repeat, "1",
 	    "Which benchmark repeat this job section is (1, 2, ...)"),
-	OPT("repeats", cb_repeats, "1",
+	MDFIO_OPT("repeats", cb_repeats, "1",
 	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
 	{
 		.name = "latency_log", .lname = "latency_log",
@@ -283,11 +269,11 @@ static const struct fio_option core_options[] = {
 		.help = "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)",
 		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
 	},
-	OPT("ranks", cb_ranks, NULL,
+	MDFIO_OPT("ranks", cb_ranks, NULL,
 	    "Sets numjobs (the number of ranks); accepts value|default"),
-	OPT("object_size", cb_object_size, NULL,
+	MDFIO_OPT("object_size", cb_object_size, NULL,
 	    "Sets bs (bytes per object, md-workbench -S); accepts value|default"),
-	OPT("root", cb_root, NULL,
+	MDFIO_OPT("root", cb_root, NULL,
 	    "Sets directory (the namespace root, md-workbench -o); accepts value|default"),
 	{ .name = NULL },
 };
@@ -734,7 +720,7 @@ static void set_units(struct thread_data *td, uint64_t units)
 	td->total_io_size = bytes;
 }
 
-int mdfio_setup(struct thread_data *td)
+static int engine_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
 	/* fio calls this in its main process before any job runs, so only
@@ -776,8 +762,11 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 	return 0;
 }
 
-int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
+static const struct mdfio_backend *backend;
+
+static int engine_init(struct thread_data *td)
 {
+	const struct mdfio_backend *be = backend;
 	struct mdfio_options *eo = td->eo;
 	struct mdfio_job *j;
 	struct stat sb;
@@ -793,7 +782,7 @@ int mdfio_init(struct thread_data *td, const struct mdfio_backend *be)
 		return mdfio_say("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
 	if (td->o.odirect && !be->direct)
-		return mdfio_say("direct=1: mdfio-%s does not open objects with O_DIRECT; use mdfio-aio",
+		return mdfio_say("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
 				 be->name);
 	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
 		return mdfio_say("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
@@ -1141,7 +1130,8 @@ int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *u,
 	}
 }
 
-enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u)
+/* A synchronous interface's queue: one unit, request after request. */
+static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct mdfio_job *j = td->io_ops_data;
 	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
@@ -1172,19 +1162,19 @@ unsigned int mdfio_events(struct thread_data *td)
 	return ((struct mdfio_job *)td->io_ops_data)->nr_events;
 }
 
-struct io_u *mdfio_event(struct thread_data *td, int n)
+static struct io_u *engine_event(struct thread_data *td, int n)
 {
 	return ((struct mdfio_job *)td->io_ops_data)->events[n];
 }
 
-int mdfio_open_file(struct thread_data *td, struct fio_file *f)
+static int engine_open_file(struct thread_data *td, struct fio_file *f)
 {
 	(void)td;
 	(void)f;
 	return 0;	/* objects are not fio files: nothing to open */
 }
 
-int mdfio_close_file(struct thread_data *td, struct fio_file *f)
+static int engine_close_file(struct thread_data *td, struct fio_file *f)
 {
 	(void)td;
 	(void)f;
@@ -1210,7 +1200,7 @@ static uint64_t report_errors(struct mdfio_job *j)
 	return total;
 }
 
-void mdfio_cleanup(struct thread_data *td)
+static void engine_cleanup(struct thread_data *td)
 {
 	struct mdfio_job *j = td->io_ops_data;
 	int complete;
@@ -1245,10 +1235,11 @@ void mdfio_cleanup(struct thread_data *td)
 
 /* ----------------------------------------------------------------- loading */
 
-void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine,
-			const struct fio_option *extra)
+void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *be)
 {
-	/* one engine per shared object: the core's options, then its own */
+	/* one engine per shared object: its table, the core's options then
+	 * its own */
+	static struct ioengine_ops engine;
 	static struct fio_option all[64];
 	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
 	size_t n = 0, i;
@@ -1256,18 +1247,41 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine,
 	*ops = NULL;
 	if (!running) {
 		fprintf(stderr, "mdfio: %s: the loading program exports no fio_version_string; load this engine from fio (built for %s)\n",
-			mine->name, MDFIO_FIO_VERSION);
+			be->name, MDFIO_FIO_VERSION);
 		return;
 	}
 	if (strcmp(running, MDFIO_FIO_VERSION)) {
 		fprintf(stderr, "mdfio: %s was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
-			mine->name, MDFIO_FIO_VERSION, running);
+			be->name, MDFIO_FIO_VERSION, running);
 		return;
 	}
 	for (i = 0; core_options[i].name; i++)
 		all[n++] = core_options[i];
-	for (i = 0; extra && extra[i].name && n + 1 < sizeof(all) / sizeof(all[0]); i++)
-		all[n++] = extra[i];
-	mine->options = all;
-	*ops = mine;
+	for (i = 0; be->options && be->options[i].name; i++) {
+		if (n + 1 >= sizeof(all) / sizeof(all[0])) {
+			fprintf(stderr, "mdfio: %s: more options than the core's table holds\n", be->name);
+			return;
+		}
+		all[n++] = be->options[i];
+	}
+	backend = be;
+	engine = (struct ioengine_ops){
+		.name = be->name,
+		.version = FIO_IOOPS_VERSION,
+		.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH |
+			 (be->perform ? FIO_SYNCIO : 0),
+		.init = engine_init,
+		.setup = engine_setup,
+		.queue = be->perform ? sync_queue : be->queue,
+		.commit = be->commit,
+		.getevents = be->getevents,
+		.event = be->getevents ? engine_event : NULL,
+		.cleanup = engine_cleanup,
+		.open_file = engine_open_file,
+		.close_file = engine_close_file,
+		.options = all,
+		.option_struct_size = be->option_struct_size ? be->option_struct_size
+							   : sizeof(struct mdfio_options),
+	};
+	*ops = &engine;
 }

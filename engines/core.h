@@ -5,8 +5,8 @@
  * A unit (one create of a precreate, one benchmark step, one delete of a
  * cleanup) is a short sequence of requests. The core hands a backend the
  * next request of a unit; the backend performs it, sets req.err, and hands
- * it back with mdfio_unit_next(). A synchronous backend does that in a loop
- * (mdfio_queue); an asynchronous one keeps up to iodepth units in flight. */
+ * it back with mdfio_unit_next(). A synchronous backend is driven by the
+ * core in a loop; an asynchronous one keeps up to iodepth units in flight. */
 #ifndef MDFIO_CORE_H
 #define MDFIO_CORE_H
 
@@ -39,16 +39,28 @@ struct mdfio_unit {
 	char path[PATH_MAX];
 };
 
+/* One I/O interface: all an engine gives the core, which makes fio's
+ * ioengine_ops from it (one function table per interface, as IOR's). */
 struct mdfio_backend {
-	const char *name;
-	/* Synchronous engines: performs req and returns its errno value. */
+	const char *name;	/* the ioengine's name: "mdfio-posix" */
+	/* A synchronous interface performs req and returns its errno value. */
 	int (*perform)(struct mdfio_req *req);
+	/* An asynchronous one keeps units in flight through fio's own calls;
+	 * its getevents hands over ended units with mdfio_event_add(). */
+	enum fio_q_status (*queue)(struct thread_data *td, struct io_u *io_u);
+	int (*commit)(struct thread_data *td);
+	int (*getevents)(struct thread_data *td, unsigned int min,
+			 unsigned int max, const struct timespec *t);
 	/* Optional: called once the options are known, before the phase is
 	 * entered (so a refusal leaves the namespace untouched). Returns 0 or
 	 * prints one line and returns 1. */
 	int (*init)(struct thread_data *td, struct mdfio_unit *units,
 		    unsigned int n, void **priv);
 	void (*exit)(void *priv);
+	/* Its own options, after the core's (NULL-terminated; may be NULL),
+	 * in a struct that begins with struct mdfio_options. */
+	const struct fio_option *options;
+	size_t option_struct_size;
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
 };
 
@@ -66,15 +78,6 @@ struct mdfio_options {
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 };
 
-int mdfio_init(struct thread_data *td, const struct mdfio_backend *be);
-int mdfio_setup(struct thread_data *td);
-void mdfio_cleanup(struct thread_data *td);
-int mdfio_open_file(struct thread_data *td, struct fio_file *f);
-int mdfio_close_file(struct thread_data *td, struct fio_file *f);
-
-/* The synchronous engine's ->queue: one unit, performed with be->perform. */
-enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u);
-
 /* Starts the next unit on io_u, its first request in unit->req. NULL: the
  * io_u is complete already (no unit left, or one the core did itself). */
 struct mdfio_unit *mdfio_unit_start(struct thread_data *td, struct io_u *io_u);
@@ -85,11 +88,11 @@ int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *unit,
 /* The backend data its init() returned. */
 void *mdfio_priv(struct thread_data *td);
 
-/* Completed io_us for an asynchronous engine's ->getevents/->event. */
+/* Ended units for an asynchronous engine's getevents: reset at its start,
+ * added as they end, counted to return. */
 void mdfio_events_reset(struct thread_data *td);
 void mdfio_event_add(struct thread_data *td, struct io_u *io_u);
 unsigned int mdfio_events(struct thread_data *td);
-struct io_u *mdfio_event(struct thread_data *td, int n);
 
 static inline uint64_t mdfio_now(void)
 {
@@ -104,11 +107,26 @@ static inline uint64_t mdfio_now(void)
 int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 		    uint64_t max, uint64_t *out);
 
-/* Refuses (one line, ops left NULL) when the loading fio is not the release
- * this engine was compiled against. Appends the engine's own options
- * (extra, NULL-terminated; may be NULL) to the core's. */
-void mdfio_get_ioengine(struct ioengine_ops **ops, struct ioengine_ops *mine,
-			const struct fio_option *extra);
+/* An engine option, parsed by callback fn so that it takes value|default. */
+#define MDFIO_OPT(n, fn, defv, text) {					\
+	.name = n, .lname = n, .type = FIO_OPT_STR_STORE, .cb = fn,	\
+	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
+	.group = FIO_OPT_G_INVALID }
+
+/* fn: the callback of an unsigned option stored in field of struct T. */
+#define MDFIO_U32_OPT(fn, name, T, field, lo, hi)			\
+static int fn(void *data, const char *s)				\
+{									\
+	uint64_t v;							\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))			\
+		return 1;						\
+	((T *)data)->field = (unsigned int)v;				\
+	return 0;							\
+}
+
+/* fio's entry point: refuses (one line, ops left NULL) when the loading fio
+ * is not the release this engine was compiled against. */
+void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *be);
 
 /* One line "mdfio: ..." on fio's error output; returns 1. */
 int mdfio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

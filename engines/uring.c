@@ -302,11 +302,6 @@ static int uring_getevents(struct thread_data *td, unsigned int min,
 	return (int)mdfio_events(td);
 }
 
-static struct io_u *uring_event(struct thread_data *td, int event)
-{
-	return mdfio_event(td, event);
-}
-
 /* ---------------------------------------------------------------- set-up */
 
 static int need_opcodes(struct io_uring *ring, int regbufs)
@@ -436,76 +431,33 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	return 0;
 }
 
-static const struct mdfio_backend uring_backend = {
-	.name = "uring",
-	.init = uring_setup_ring,
-	.exit = uring_exit,
-};
-
-static int uring_init(struct thread_data *td)
-{
-	return mdfio_init(td, &uring_backend);
-}
-
-static int cb_flag(const char *name, const char *s, unsigned int *field)
-{
-	uint64_t v;
-
-	if (mdfio_parse_u64(name, s, 0, 1, &v))
-		return 1;
-	*field = (unsigned int)v;
-	return 0;
-}
-
-static int cb_linked(void *data, const char *s)
-{
-	return cb_flag("linked", s, &((struct uring_options *)data)->linked);
-}
-
-static int cb_regbufs(void *data, const char *s)
-{
-	return cb_flag("registered_buffers", s,
-		       &((struct uring_options *)data)->registered_buffers);
-}
-
-static int cb_sqpoll(void *data, const char *s)
-{
-	return cb_flag("sqpoll", s, &((struct uring_options *)data)->sqpoll);
-}
-
-#define FLAG(n, fn, defv, text) {					\
-	.name = n, .lname = n, .type = FIO_OPT_STR_STORE, .cb = fn,	\
-	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
-	.group = FIO_OPT_G_INVALID }
+MDFIO_U32_OPT(cb_linked, "linked", struct uring_options, linked, 0, 1)
+MDFIO_U32_OPT(cb_regbufs, "registered_buffers", struct uring_options, registered_buffers, 0, 1)
+MDFIO_U32_OPT(cb_sqpoll, "sqpoll", struct uring_options, sqpoll, 0, 1)
 
 static const struct fio_option uring_options[] = {
-	FLAG("linked", cb_linked, "1",
-	     "1: open, read/write and close of an object as one linked chain on a direct descriptor; 0: one call at a time on a plain descriptor"),
-	FLAG("registered_buffers", cb_regbufs, "1",
-	     "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
-	FLAG("sqpoll", cb_sqpoll, "0",
-	     "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	MDFIO_OPT("linked", cb_linked, "1",
+		  "1: open, read/write and close of an object as one linked chain on a direct descriptor; 0: one call at a time on a plain descriptor"),
+	MDFIO_OPT("registered_buffers", cb_regbufs, "1",
+		  "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
+	MDFIO_OPT("sqpoll", cb_sqpoll, "0",
+		  "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	{ .name = NULL },
 };
 
-static struct ioengine_ops uring_ops = {
+static const struct mdfio_backend uring_backend = {
 	.name = "mdfio-uring",
-	.version = FIO_IOOPS_VERSION,
-	.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH,
-	.init = uring_init,
-	.setup = mdfio_setup,
 	.queue = uring_queue,
 	.commit = uring_commit,
 	.getevents = uring_getevents,
-	.event = uring_event,
-	.cleanup = mdfio_cleanup,
-	.open_file = mdfio_open_file,
-	.close_file = mdfio_close_file,
+	.init = uring_setup_ring,
+	.exit = uring_exit,
+	.options = uring_options,
 	.option_struct_size = sizeof(struct uring_options),
 };
 
 void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
-	mdfio_get_ioengine(ops, &uring_ops, uring_options);
+	mdfio_get_ioengine(ops, &uring_backend);
 }
