@@ -23,6 +23,21 @@ class BadInput(Exception):
     pass
 
 
+# what a document of another structure than fio's raises when read as one
+NOT_FIO = (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError, OverflowError)
+
+
+def input_error_line(tool, where, e):
+    """The one line a tool prints for bad input e (BadInput or NOT_FIO)
+    about where (a file, or an option)."""
+    if not isinstance(e, BadInput):
+        return f"{tool}: {where}: not the JSON of an mdfio fio run ({type(e).__name__}: {e})"
+    msg = str(e)
+    if where not in msg and not msg.startswith("--"):
+        msg = f"{where}: {msg}"
+    return f"{tool}: {msg}"
+
+
 def read_documents(text, name):
     """All JSON documents in text; engine or fio messages may stand between."""
     docs, dec, pos = [], json.JSONDecoder(), 0
