@@ -41,7 +41,14 @@ def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, regist
     opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, verify_read=1, iodepth=16,
                 linked=linked, registered_buffers=registered_buffers, sqpoll=sqpoll)
     run_fio(job(["precreate"], tmpfs, engine="uring", **opts), tmp_path, check=True)
-    run = run_fio(job(["benchmark"], tmpfs, engine="uring", **opts), tmp_path, check=True)
+    trace = tmp_path / "setup.strace"
+    run = run_fio(job(["benchmark"], tmpfs, engine="uring", **opts), tmp_path, check=True,
+                  prefix=["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=io_uring_setup,io_uring_register"])
+    calls = trace.read_text()
+    # each switch really reaches the kernel, in every rank's ring
+    assert calls.count("IORING_SETUP_SQPOLL") == (n if sqpoll else 0), calls
+    assert calls.count("IORING_REGISTER_BUFFERS") == (n if registered_buffers else 0), calls
+    assert calls.count("IORING_REGISTER_FILES") == (n if linked else 0), calls
     assert namespace(tmpfs) == expected(n, d, p, p)
     assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p
     run_fio(job(["cleanup"], tmpfs, engine="uring", **opts), tmp_path, check=True)
