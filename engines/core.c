@@ -87,6 +87,11 @@ struct mdfio_job {
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
 	uint64_t log_iter, log_t0;
+	/* units per io_u of a synchronous interface (see sync_queue); a
+	 * failed unit waiting for its own io_u, and whether the phase ended
+	 * with it */
+	unsigned int per_io_u;
+	int held_failure, held_done;
 	/* recovery: the dataset being read and its directory stream */
 	uint32_t rec_d;
 	DIR *rec_dir;
@@ -764,6 +769,13 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 
 static const struct mdfio_backend *backend;
 
+/* Units a synchronous io_u carries where fio counts several I/Os per io_u
+ * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch).
+ * fio's own cycle costs about 1100 instructions per io_u, some 8 % of a
+ * tmpfs unlink; over 16 units it is under 1 %. */
+#define MDFIO_UNITS_PER_IO_U 16
+static unsigned int units_per_io_u = 1;
+
 static int engine_init(struct thread_data *td)
 {
 	const struct mdfio_backend *be = backend;
@@ -843,6 +855,8 @@ static int engine_init(struct thread_data *td)
 	td->o.disable_slat = td->o.disable_bw = 1;
 	td->ts_cache_mask = 63;
 	j->units = phase_units(eo);
+	/* fio thinks after each io_u: batched units would think less */
+	j->per_io_u = td->o.thinktime ? 1 : units_per_io_u;
 	if (j->phase == MDFIO_CLEANUP) {
 		uint32_t d;
 
@@ -1130,18 +1144,54 @@ int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *u,
 	}
 }
 
-/* A synchronous interface's queue: one unit, request after request. */
+/* One unit of a synchronous interface, request after request; its io_u's
+ * error says whether it failed. 0 if mdfio_unit_start handed out none (a
+ * recovery unit runs inside it). */
+static int sync_unit(struct thread_data *td, struct mdfio_job *j,
+		     struct io_u *io_u)
+{
+	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+
+	if (!u)
+		return 0;
+	do {
+		u->req.t0 = mdfio_now();
+		u->req.err = j->be->perform(&u->req);
+	} while (mdfio_unit_next(td, u, mdfio_now()));
+	return 1;
+}
+
+/* A synchronous interface's queue: one unit per io_u, or where fio counts
+ * them, up to j->per_io_u. A failed unit always has an io_u of its own,
+ * so that fio counts exactly the failed units as errors and the bytes of
+ * the others: one that fails after others is held for the next io_u. */
 static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct mdfio_job *j = td->io_ops_data;
-	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+	unsigned int n;
 
-	while (u) {
-		u->req.t0 = mdfio_now();
-		u->req.err = j->be->perform(&u->req);
-		if (!mdfio_unit_next(td, u, mdfio_now()))
-			break;
+	if (j->held_failure) {
+		j->held_failure = 0;
+		io_u->error = EIO;
+		td->done = j->held_done;
+		return FIO_Q_COMPLETED;
 	}
+	if (!sync_unit(td, j, io_u) || io_u->error)
+		return FIO_Q_COMPLETED;
+	for (n = 1; n < j->per_io_u && j->next < j->units; n++) {
+		sync_unit(td, j, io_u);
+		if (io_u->error) {
+			/* the phase may have ended with it: fio must still
+			 * come back for its io_u */
+			j->held_failure = 1;
+			j->held_done = td->done;
+			td->done = 0;
+			io_u->error = 0;
+			break;
+		}
+	}
+	if (n > 1)
+		io_u->xfer_buflen = n * io_u->buflen;
 	return FIO_Q_COMPLETED;
 }
 
@@ -1265,6 +1315,8 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *b
 		all[n++] = be->options[i];
 	}
 	backend = be;
+	if (dlsym(RTLD_DEFAULT, "fio_io_u_nr_ios"))
+		units_per_io_u = MDFIO_UNITS_PER_IO_U;
 	engine = (struct ioengine_ops){
 		.name = be->name,
 		.version = FIO_IOOPS_VERSION,

@@ -22,11 +22,25 @@ def engine_path(name="posix"):
 
 
 ENGINES = ("posix", "uring", "aio")
+NR_IOS = "posix-in-nr-ios-fio"
 
 
-@pytest.fixture(params=ENGINES)
-def engine(request):
-    """Each engine in turn: one shared core, so one suite."""
+@pytest.fixture(scope="session")
+def nr_ios_fio():
+    """The directory of a fio with fio-patch/io_u-nr-ios.patch, in which
+    mdfio-posix runs several units per io_u."""
+    out = ENGINE_DIR.parent / "fio-nr-ios"     # bench/run builds the same
+    subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), str(out)], check=True)
+    return out
+
+
+@pytest.fixture(params=ENGINES + (NR_IOS,))
+def engine(request, monkeypatch):
+    """Each engine in turn: one shared core, so one suite; mdfio-posix once
+    more in the patched fio that counts several units per io_u."""
+    if request.param == NR_IOS:
+        monkeypatch.setenv("PATH", f"{request.getfixturevalue('nr_ios_fio')}:{os.environ['PATH']}")
+        return "posix"
     return request.param
 
 

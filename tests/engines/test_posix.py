@@ -1,7 +1,9 @@
 """What only mdfio-posix promises: md-workbench's own system calls."""
+import os
 import re
+import subprocess
 
-from conftest import job, run_fio
+from conftest import fio_env, job, run_fio
 
 
 def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
@@ -35,3 +37,59 @@ def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
         assert "O_RDONLY" in ropen[1]
         assert f"{root}/0_0/file-{4 + k}\"" in wopen[1] and "O_CREAT" in wopen[1] and "O_EXCL" in wopen[1]
     run_fio(job(["cleanup"], tmpfs, **opts), tmp_path, check=True)
+
+
+def test_nr_ios_fio_runs_up_to_16_units_per_io_u(tmpfs, tmp_path, nr_ios_fio, monkeypatch):
+    """fio with io_u-nr-ios.patch counts several I/Os per io_u: mdfio-posix
+    then runs up to 16 units per io_u (fio's --debug=io prints one 'queue'
+    line per io_u), except with thinktime, which fio applies per io_u."""
+    monkeypatch.setenv("PATH", f"{nr_ios_fio}:{os.environ['PATH']}")
+    opts = dict(datasets=3, precreate_per_set=20, steps_per_set=5)
+
+    def io_us(phase, **extra):
+        jobfile = tmp_path / f"{phase}.fio"
+        jobfile.write_text(job([phase], tmpfs, **opts, **extra))
+        out = subprocess.run(["fio", "--debug=io", str(jobfile)], capture_output=True, text=True,
+                             env=fio_env(), check=True).stdout
+        return len(re.findall(r" queue: io_u ", out))
+
+    assert io_us("precreate") == 4          # 60 creates
+    assert io_us("benchmark") == 1          # 15 steps
+    assert io_us("benchmark", thinktime=1) == 15
+    assert io_us("cleanup") == 4
+    assert os.listdir(tmpfs) == []
+
+
+def test_nr_ios_fio_counts_what_stock_fio_counts(tmp_path, nr_ios_fio):
+    """The same run, with failed units in the middle of a batch and as the
+    very last unit of a phase, in stock fio and in the patched fio: fio's
+    JSON and the engine's report agree number for number."""
+    D, P, S = 2, 20, 3901
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, bs=S)
+    env = {"stock": None, "nr-ios": {"PATH": f"{nr_ios_fio}:{os.environ['PATH']}"}}
+    seen = {}
+    for name, extra in env.items():
+        root = tmp_path / name
+        root.mkdir()
+        work = tmp_path / f"{name}-jobs"
+        work.mkdir()
+        runs = [run_fio(job(["precreate"], root, **opts), work, env=extra, check=True)]
+        # benchmark units are k = idx * D + d: 7 is mid-batch, 39 the last
+        (root / "0_1" / "file-3").unlink()
+        (root / "0_1" / "file-19").unlink()
+        runs.append(run_fio(job(["benchmark"], root, **opts), work, env=extra, check=False))
+        # so the steps' creates 23 and 39 are missing: cleanup units
+        # k = d * P + idx - P: 23 mid-batch, 39 the last
+        runs.append(run_fio(job(["cleanup"], root, **opts), work, env=extra, check=False))
+        assert [r.rc != 0 for r in runs] == [False, True, True]
+        assert os.listdir(root) == []
+        seen[name] = [
+            ([{k: (j[k]["total_ios"], j[k]["io_bytes"], j[k]["drop_ios"], j[k]["clat_ns"]["N"])
+               for k in ("read", "write", "trim")} | {"sync": (j["sync"]["total_ios"], j["sync"]["lat_ns"]["N"])}
+              for j in r.jobs()],
+             [l.replace(str(root), "ROOT") for l in r.mdfio_lines()])
+            for r in runs]
+    assert seen["nr-ios"] == seen["stock"]
+    cleanup = seen["nr-ios"][2][0][0]
+    assert cleanup["trim"] == (D * P, (D * P - 2) * S, 2, D * P - 2)
+    assert any("2 delete errors" in l for l in seen["nr-ios"][2][1])
