@@ -21,6 +21,16 @@ def test_quick_bench_prints_every_table():
     pairs = pairs[:pairs.index("\n### ")]
     assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|mdfio-uring qd=1|mdfio-aio qd=1|loop \+ timer) \| "
                           r"[0-9.]+ \[[0-9.]+, [0-9.]+\]", pairs, re.M)) == 8, out
+    # the fio patch: three fio builds against the loop, then instructions
+    patched = out[out.index("### mdfio-posix in a fio that counts several I/Os per io_u"):]
+    patched = patched[:patched.index("\n### ")]
+    ratio = r"[0-9.]+ \[[0-9.]+, [0-9.]+\]"
+    assert len(re.findall(rf"^\| (Debian's fio 3\.33|fio 3\.33 built from its source|the same \+ io_u-nr-ios\.patch) "
+                          rf"\| {ratio} \| {ratio} \| {ratio} \|$", patched, re.M)) == 3, out
+    assert len(re.findall(r"^\| (bare loop|fio 3\.33 built from its source|the same \+ io_u-nr-ios\.patch) "
+                          r"\| -?\d+ \| -?\d+ \|$", patched, re.M)) == 3, out
+    assert "Reproduce: `bench/run --only fio-patch --pairs 2 --quick`" in patched, out
+    out = out.replace(patched, "")
     # uring's features and the cost of a step (net of fio's start-up, which
     # at --quick's size, and GNU time's 10 ms resolution, can go negative)
     cost = r"-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]"
@@ -34,7 +44,6 @@ def test_quick_bench_prints_every_table():
     # uring and aio at --quick's depths as ratios to it
     assert len(re.findall(r"^\| (tmpfs|ext4|xfs) \| mdfio-posix \(objects/s\) \| \d+ \| \d+ \| \d+ \|$",
                           out, re.M)) == 3, out
-    ratio = r"[0-9.]+ \[[0-9.]+, [0-9.]+\]"
     row = rf"^\| (tmpfs|ext4|xfs) \| mdfio-(uring|aio) qd=(1|4) \| {ratio} \| {ratio} \| {ratio} \|$"
     assert len(re.findall(row, out.replace(pairs, ""), re.M)) == 12, out
     assert len(re.findall(r"Reproduce: `bench/run --only engines --engine-fs (tmpfs|ext4|xfs) [^`]*--quick`",
