@@ -87,11 +87,10 @@ struct mdfio_job {
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
 	uint64_t log_iter, log_t0;
-	/* units per io_u of a synchronous interface (see sync_queue); a
-	 * failed unit waiting for its own io_u, and whether the phase ended
-	 * with it */
+	/* units per io_u of a synchronous interface, and a failed unit
+	 * waiting for an io_u of its own (see sync_queue) */
 	unsigned int per_io_u;
-	int held_failure, held_done;
+	int held_failure;
 	/* recovery: the dataset being read and its directory stream */
 	uint32_t rec_d;
 	DIR *rec_dir;
@@ -771,8 +770,8 @@ static const struct mdfio_backend *backend;
 
 /* Units a synchronous io_u carries where fio counts several I/Os per io_u
  * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch).
- * fio's own cycle costs about 1100 instructions per io_u, some 8 % of a
- * tmpfs unlink; over 16 units it is under 1 %. */
+ * fio's own cycle is about 1230 instructions per io_u; 16 units take 1155
+ * off every cleanup unit (bench/run --only fio-patch). */
 #define MDFIO_UNITS_PER_IO_U 16
 static unsigned int units_per_io_u = 1;
 
@@ -1173,7 +1172,7 @@ static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 	if (j->held_failure) {
 		j->held_failure = 0;
 		io_u->error = EIO;
-		td->done = j->held_done;
+		td->done = j->finished == j->units;
 		return FIO_Q_COMPLETED;
 	}
 	if (!sync_unit(td, j, io_u) || io_u->error)
@@ -1184,7 +1183,6 @@ static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 			/* the phase may have ended with it: fio must still
 			 * come back for its io_u */
 			j->held_failure = 1;
-			j->held_done = td->done;
 			td->done = 0;
 			io_u->error = 0;
 			break;
