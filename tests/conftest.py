@@ -25,6 +25,11 @@ ENGINES = ("posix", "uring", "aio")
 NR_IOS = "posix-in-nr-ios-fio"
 
 
+def path_first(directory):
+    """PATH with directory first: its fio is the one tests run."""
+    return f"{directory}:{os.environ['PATH']}"
+
+
 @pytest.fixture(scope="session")
 def nr_ios_fio():
     """The directory of a fio with fio-patch/io_u-nr-ios.patch, in which
@@ -39,7 +44,7 @@ def engine(request, monkeypatch):
     """Each engine in turn: one shared core, so one suite; mdfio-posix once
     more in the patched fio that counts several units per io_u."""
     if request.param == NR_IOS:
-        monkeypatch.setenv("PATH", f"{request.getfixturevalue('nr_ios_fio')}:{os.environ['PATH']}")
+        monkeypatch.setenv("PATH", path_first(request.getfixturevalue("nr_ios_fio")))
         return "posix"
     return request.param
 

@@ -3,7 +3,7 @@ import os
 import re
 import subprocess
 
-from conftest import fio_env, job, run_fio
+from conftest import fio_env, job, path_first, run_fio
 
 
 def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
@@ -43,7 +43,7 @@ def test_nr_ios_fio_runs_up_to_16_units_per_io_u(tmpfs, tmp_path, nr_ios_fio, mo
     """fio with io_u-nr-ios.patch counts several I/Os per io_u: mdfio-posix
     then runs up to 16 units per io_u (fio's --debug=io prints one 'queue'
     line per io_u), except with thinktime, which fio applies per io_u."""
-    monkeypatch.setenv("PATH", f"{nr_ios_fio}:{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", path_first(nr_ios_fio))
     opts = dict(datasets=3, precreate_per_set=20, steps_per_set=5)
 
     def io_us(phase, **extra):
@@ -66,7 +66,7 @@ def test_nr_ios_fio_counts_what_stock_fio_counts(tmp_path, nr_ios_fio):
     JSON and the engine's report agree number for number."""
     D, P, S = 2, 20, 3901
     opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, bs=S)
-    env = {"stock": None, "nr-ios": {"PATH": f"{nr_ios_fio}:{os.environ['PATH']}"}}
+    env = {"stock": None, "nr-ios": {"PATH": path_first(nr_ios_fio)}}
     seen = {}
     for name, extra in env.items():
         root = tmp_path / name
