@@ -1,5 +1,9 @@
 """Shared fixtures: real fio, the engines of the build under test, and real
 file systems (tmpfs, loop devices) made and removed per test."""
+import ctypes
+import errno
+import fcntl
+import functools
 import json
 import os
 import re
@@ -15,7 +19,29 @@ SOURCE_ROOT = Path(os.environ.get("MDFIO_SOURCE_ROOT", Path(__file__).parent.par
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanitizer")
 
 
+def need_root(what):
+    """Skips the test, saying why, when not run as root."""
+    if os.geteuid() != 0:
+        pytest.skip(f"needs root: {what}")
+
+
+@functools.lru_cache(maxsize=None)
+def io_uring_missing():
+    """Why this process cannot set up an io_uring, or None when it can
+    (kernels without it, kernel.io_uring_disabled, seccomp filters)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)     # struct io_uring_params
+    fd = libc.syscall(425, 1, params)              # io_uring_setup, the same number on every arch
+    if fd >= 0:
+        os.close(fd)
+        return None
+    err = ctypes.get_errno()
+    return f"io_uring_setup fails here: {errno.errorcode.get(err, err)} ({os.strerror(err)})"
+
+
 def engine_path(name="posix"):
+    if name == "uring" and io_uring_missing():
+        pytest.skip(f"mdfio-uring needs io_uring: {io_uring_missing()}")
     path = ENGINE_DIR / f"mdfio-{name}.so"
     assert path.is_file(), f"{path} not built"
     return path
@@ -35,7 +61,12 @@ def nr_ios_fio():
     """The directory of a fio with fio-patch/io_u-nr-ios.patch, in which
     mdfio-posix runs several units per io_u."""
     out = ENGINE_DIR.parent / "fio-nr-ios"     # bench/run builds the same
-    subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), str(out)], check=True)
+    if not os.access(ENGINE_DIR.parent, os.W_OK):
+        pytest.skip(f"cannot build the patched fio: {ENGINE_DIR.parent} is not writable")
+    # meson runs test files in parallel: one builds, the others wait for it
+    with open(ENGINE_DIR.parent / "fio-nr-ios.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), str(out)], check=True)
     return out
 
 
@@ -127,8 +158,13 @@ def expected(ranks, datasets, first, depth):
 @pytest.fixture
 def tmpfs():
     """A fresh tmpfs of its own, so tests never see each other's files."""
+    need_root("mounts a tmpfs")
     d = Path(tempfile.mkdtemp(prefix="mdfio-tmpfs-"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(d)], check=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(d)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        d.rmdir()
+        pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
     yield d
     subprocess.run(["umount", "-l", str(d)], check=False)
     shutil.rmtree(d, ignore_errors=True)
@@ -137,6 +173,7 @@ def tmpfs():
 @pytest.fixture
 def loopfs(tmp_path):
     """make(fstype, size) -> mount point of a loop-mounted file system."""
+    need_root("mounts loop devices")
     mounts = []
 
     def make(fstype="ext4", size="64M"):
@@ -146,8 +183,12 @@ def loopfs(tmp_path):
         subprocess.run(["truncate", "-s", size, str(img)], check=True)
         mkfs = {"ext4": ["mkfs.ext4", "-q", "-F"], "xfs": ["mkfs.xfs", "-q", "-f"],
                 "btrfs": ["mkfs.btrfs", "-q", "-f"]}[fstype]
+        if not shutil.which(mkfs[0]):
+            pytest.skip(f"{mkfs[0]} is not installed (./setup installs it)")
         subprocess.run([*mkfs, str(img)], check=True, capture_output=True)
-        subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+        proc = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], capture_output=True, text=True)
+        if proc.returncode:
+            pytest.skip(f"cannot loop-mount {fstype}: {proc.stderr.strip()}")
         mounts.append(mnt)
         return mnt
 

@@ -1,9 +1,11 @@
 """meson.build: a fio tree that cannot be built against stops `meson setup`
 with a message that says what to do."""
+import json
 import shutil
 import subprocess
+from pathlib import Path
 
-from conftest import SOURCE_ROOT
+from conftest import ENGINE_DIR, SOURCE_ROOT
 
 
 def setup(tmp_path, fio_src):
@@ -24,3 +26,22 @@ def test_unconfigured_fio_tree(tmp_path):
     proc = setup(tmp_path, tree)
     assert proc.returncode != 0
     assert f"{tree} is not configured (no config-host.h): run ./configure there" in proc.stdout + proc.stderr
+
+
+def test_every_test_file_is_a_meson_test():
+    """Meson has no glob: a test file left out of tests/meson.build would
+    silently never run. Each tests/**/test_*.py is the argument of exactly
+    one meson test, each test_*.c the name of one."""
+    build = ENGINE_DIR.parent
+    proc = subprocess.run(["meson", "introspect", "--tests", str(build)],
+                          capture_output=True, text=True, check=True)
+    tests = json.loads(proc.stdout)
+    tests_dir = SOURCE_ROOT / "tests"
+    names = [t["name"] for t in tests]
+    args = [Path(a).resolve() for t in tests for a in t["cmd"][1:] if a.endswith(".py")]
+    for path in sorted(tests_dir.rglob("test_*.py")):
+        assert args.count(path.resolve()) == 1, f"{path.relative_to(tests_dir)} is not one meson test in tests/meson.build"
+        assert str(path.relative_to(tests_dir)) in names
+    for path in sorted(tests_dir.rglob("test_*.c")):
+        assert names.count(str(path.relative_to(tests_dir))) == 1, \
+            f"{path.relative_to(tests_dir)} is not one meson test in tests/meson.build"

@@ -6,12 +6,18 @@ import subprocess
 
 import pytest
 
-from conftest import ENGINE_DIR, SOURCE_ROOT
+from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 
 @pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
                     reason="benchmarks measure the normal build; a sanitized one means nothing")
-def test_quick_bench_prints_every_table():
+def test_quick_bench_prints_every_table(request):
+    need_root("bench/run mounts tmpfs and ext4")
+    if io_uring_missing():
+        pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
+    # bench/run builds the patched fio too: the fixture builds it once, under
+    # a lock, while other test files may want it; bench/run then reuses it
+    request.getfixturevalue("nr_ios_fio")
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick"], capture_output=True,
                           text=True, env=env, timeout=600)
