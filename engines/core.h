@@ -33,6 +33,7 @@ struct mdfio_unit {
 	/* the core's own */
 	uint64_t idx;
 	uint32_t d;
+	unsigned int step;	/* which request of the unit (mdfio_phase_desc) */
 	int result;
 	uint64_t st_size;
 	struct mdfio_unit *next_free;
