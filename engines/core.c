@@ -203,7 +203,7 @@ static int engine_init(struct thread_data *td)
 	td->ts_cache_mask = 63;
 	j->units = mdfio_phase_units(eo);
 	/* fio thinks after each io_u: batched units would think less */
-	j->per_io_u = td->o.thinktime ? 1 : units_per_io_u;
+	j->per_io_u = be->sync && !td->o.thinktime ? units_per_io_u : 1;
 	if (j->ph->removes_datasets) {
 		uint32_t d;
 
@@ -219,11 +219,6 @@ static int engine_init(struct thread_data *td)
 		set_units(td, j->units);
 	}
 	return 0;
-}
-
-void *mdfio_priv(struct thread_data *td)
-{
-	return ((struct mdfio_job *)td->io_ops_data)->priv;
 }
 
 /* ------------------------------------------------------------------ units */
@@ -325,7 +320,9 @@ void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 	td->done = 1;
 }
 
-struct mdfio_unit *mdfio_unit_start(struct thread_data *td, struct io_u *io_u)
+/* Starts the next unit on io_u, its first request in unit->req. NULL: the
+ * io_u is complete already (no unit left, or one the core did itself). */
+static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 {
 	struct mdfio_job *j = td->io_ops_data;
 	struct mdfio_unit *u = j->free_unit;
@@ -384,8 +381,10 @@ static int unit_over(struct thread_data *td, struct mdfio_job *j,
 	return 0;
 }
 
-int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *u,
-		    uint64_t end_ns)
+/* Accounts unit->req as ended at end_ns. Returns 1 with the unit's next
+ * request in unit->req, or 0: the unit is over, its io_u complete. */
+static int unit_next(struct thread_data *td, struct mdfio_unit *u,
+		     uint64_t end_ns)
 {
 	struct mdfio_job *j = td->io_ops_data;
 	struct mdfio_req *r = &u->req;
@@ -421,30 +420,38 @@ int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *u,
 	return 1;
 }
 
-/* One unit of a synchronous interface, request after request; its io_u's
- * error says whether it failed. 0 if mdfio_unit_start handed out none (a
- * recovery unit runs inside it). */
-static int sync_unit(struct thread_data *td, struct mdfio_job *j,
-		     struct io_u *io_u)
+/* Runs u's requests until one is in flight (0) or the unit is over (1: its
+ * io_u complete, its error set). A synchronous backend ends every request
+ * in start, so its units never leave this loop in flight. */
+static int run_unit(struct thread_data *td, struct mdfio_job *j,
+		    struct mdfio_unit *u)
 {
-	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+	while (j->be->start(j->priv, u))
+		if (!unit_next(td, u, mdfio_now()))
+			return 1;
+	return 0;
+}
 
-	if (!u)
+int mdfio_req_done(struct thread_data *td, struct mdfio_unit *u,
+		   uint64_t end_ns)
+{
+	struct mdfio_job *j = td->io_ops_data;
+
+	if (unit_next(td, u, end_ns) && !run_unit(td, j, u))
 		return 0;
-	do {
-		u->req.t0 = mdfio_now();
-		u->req.err = j->be->perform(&u->req);
-	} while (mdfio_unit_next(td, u, mdfio_now()));
+	j->events[j->nr_events++] = u->io_u;
 	return 1;
 }
 
-/* A synchronous interface's queue: one unit per io_u, or where fio counts
- * them, up to j->per_io_u. A failed unit always has an io_u of its own,
- * so that fio counts exactly the failed units as errors and the bytes of
- * the others: one that fails after others is held for the next io_u. */
-static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
+/* fio's queue. An io_u carries one unit, or, where fio counts several I/Os
+ * per io_u and the backend is synchronous, up to j->per_io_u. A failed unit
+ * always has an io_u of its own, so that fio counts exactly the failed
+ * units as errors and the bytes of the others: one that fails after others
+ * is held for the next io_u. */
+static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct mdfio_job *j = td->io_ops_data;
+	struct mdfio_unit *u;
 	unsigned int n;
 
 	if (j->held_failure) {
@@ -453,10 +460,17 @@ static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 		td->done = j->finished == j->units;
 		return FIO_Q_COMPLETED;
 	}
-	if (!sync_unit(td, j, io_u) || io_u->error)
+	u = unit_start(td, io_u);
+	if (!u)
+		return FIO_Q_COMPLETED;
+	if (!run_unit(td, j, u))
+		return FIO_Q_QUEUED;
+	if (io_u->error)
 		return FIO_Q_COMPLETED;
 	for (n = 1; n < j->per_io_u && j->next < j->units; n++) {
-		sync_unit(td, j, io_u);
+		u = unit_start(td, io_u);
+		if (u)
+			run_unit(td, j, u);
 		if (io_u->error) {
 			/* the phase may have ended with it: fio must still
 			 * come back for its io_u */
@@ -471,21 +485,33 @@ static enum fio_q_status sync_queue(struct thread_data *td, struct io_u *io_u)
 	return FIO_Q_COMPLETED;
 }
 
-void mdfio_events_reset(struct thread_data *td)
-{
-	((struct mdfio_job *)td->io_ops_data)->nr_events = 0;
-}
-
-void mdfio_event_add(struct thread_data *td, struct io_u *io_u)
+static int engine_commit(struct thread_data *td)
 {
 	struct mdfio_job *j = td->io_ops_data;
+	int ret = j->be->commit && j->priv ? j->be->commit(j->priv) : 0;
 
-	j->events[j->nr_events++] = io_u;
+	if (ret)
+		td_verror(td, -ret, "mdfio commit");
+	return ret;
 }
 
-unsigned int mdfio_events(struct thread_data *td)
+static int engine_getevents(struct thread_data *td, unsigned int min,
+			    unsigned int max, const struct timespec *t)
 {
-	return ((struct mdfio_job *)td->io_ops_data)->nr_events;
+	struct mdfio_job *j = td->io_ops_data;
+	int ret;
+
+	(void)max;	/* at most iodepth units are in flight */
+	(void)t;
+	j->nr_events = 0;
+	if (!j->priv)
+		return 0;
+	ret = j->be->reap(j->priv, min);
+	if (ret < 0) {
+		td_verror(td, -ret, "mdfio reap");
+		return ret;
+	}
+	return (int)j->nr_events;
 }
 
 static struct io_u *engine_event(struct thread_data *td, int n)
@@ -597,13 +623,13 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *b
 		.name = be->name,
 		.version = FIO_IOOPS_VERSION,
 		.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH |
-			 (be->perform ? FIO_SYNCIO : 0),
+			 (be->sync ? FIO_SYNCIO : 0),
 		.init = engine_init,
 		.setup = engine_setup,
-		.queue = be->perform ? sync_queue : be->queue,
-		.commit = be->commit,
-		.getevents = be->getevents,
-		.event = be->getevents ? engine_event : NULL,
+		.queue = engine_queue,
+		.commit = engine_commit,
+		.getevents = engine_getevents,
+		.event = engine_event,
 		.cleanup = engine_cleanup,
 		.open_file = engine_open_file,
 		.close_file = engine_close_file,

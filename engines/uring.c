@@ -142,14 +142,17 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
-static void start_req(struct uring *ur, struct mdfio_unit *u)
+/* Prepares u's request; it is in flight from the next submission on. */
+static int uring_start(void *priv, struct mdfio_unit *u)
 {
+	struct uring *ur = priv;
 	struct slot *s = &ur->slot[u->index];
 
 	s->gen++;
 	s->stage = ST_OPEN;
 	s->done = 0;
 	prep(ur, u);
+	return 0;
 }
 
 /* Submits what is prepared, starting the clock of each new request, and
@@ -232,11 +235,11 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 	return 0;
 }
 
-/* Reaps every completion there is; units that end are fio's events. */
-static void reap(struct uring *ur)
+/* Reaps every completion there is; returns how many units ended. */
+static unsigned int reap(struct uring *ur)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, n = 0;
+	unsigned int head, n = 0, ended = 0;
 	uint64_t now = 0;
 
 	io_uring_for_each_cqe(&ur->ring, head, cqe) {
@@ -249,57 +252,32 @@ static void reap(struct uring *ur)
 		/* one clock read stands for all completions seen together */
 		if (!now)
 			now = mdfio_now();
-		if (mdfio_unit_next(ur->td, s->u, now))
-			start_req(ur, s->u);
-		else
-			mdfio_event_add(ur->td, s->u->io_u);
+		ended += mdfio_req_done(ur->td, s->u, now);
 	}
 	io_uring_cq_advance(&ur->ring, n);
+	return ended;
 }
 
-static enum fio_q_status uring_queue(struct thread_data *td, struct io_u *io_u)
+static int uring_commit(void *priv)
 {
-	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
-
-	if (!u)
-		return FIO_Q_COMPLETED;
-	start_req(mdfio_priv(td), u);
-	return FIO_Q_QUEUED;
+	return submit(priv, 0);
 }
 
-static int uring_commit(struct thread_data *td)
+static int uring_reap(void *priv, unsigned int min)
 {
-	struct uring *ur = mdfio_priv(td);
-	int ret = ur ? submit(ur, 0) : 0;
-
-	if (ret)
-		td_verror(td, -ret, "io_uring_submit");
-	return ret;
-}
-
-static int uring_getevents(struct thread_data *td, unsigned int min,
-			   unsigned int max, const struct timespec *t)
-{
-	struct uring *ur = mdfio_priv(td);
+	struct uring *ur = priv;
+	unsigned int ended = 0;
 	int ret;
 
-	(void)max;
-	(void)t;
-	mdfio_events_reset(td);
-	if (!ur)
-		return 0;
 	for (;;) {
-		reap(ur);
+		ended += reap(ur);
 		/* a reaped completion may have prepared the next call */
-		if (mdfio_events(td) >= min && !ur->nr_sqes)
-			break;
-		ret = submit(ur, mdfio_events(td) >= min ? 0 : 1);
-		if (ret) {
-			td_verror(td, -ret, "io_uring_enter");
+		if (ended >= min && !ur->nr_sqes)
+			return 0;
+		ret = submit(ur, ended >= min ? 0 : 1);
+		if (ret)
 			return ret;
-		}
 	}
-	return (int)mdfio_events(td);
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -447,9 +425,9 @@ static const struct fio_option uring_options[] = {
 
 static const struct mdfio_backend uring_backend = {
 	.name = "mdfio-uring",
-	.queue = uring_queue,
+	.start = uring_start,
 	.commit = uring_commit,
-	.getevents = uring_getevents,
+	.reap = uring_reap,
 	.init = uring_setup_ring,
 	.exit = uring_exit,
 	.options = uring_options,
