@@ -9,6 +9,8 @@
 
 #include "job.h"
 
+#define MDFIO_REPEATS_MAX 1000000
+
 int mdfio_say(const char *fmt, ...)
 {
 	char buf[1024];
@@ -83,8 +85,7 @@ MDFIO_U32_OPT(cb_datasets, "datasets", struct mdfio_options, datasets, 1, UINT32
 MDFIO_U32_OPT(cb_rank_offset, "rank_offset", struct mdfio_options, rank_offset, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_read_only, "read_only", struct mdfio_options, read_only, 0, 1)
 MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 0, 1)
-MDFIO_U32_OPT(cb_repeat, "repeat", struct mdfio_options, repeat, 1, 1000000)
-MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, 1000000)
+MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
 U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
@@ -172,8 +173,14 @@ const struct fio_option mdfio_core_options[] = {
 	    "1: benchmark only stats and reads, md-workbench --read-only"),
 	MDFIO_OPT("verify_read", cb_verify_read, "0",
 	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
-	MDFIO_OPT("repeat", cb_repeat, "1",
-	    "Which benchmark repeat this job section is (1, 2, ...)"),
+	{
+		/* a jobfile names each section's repeat literally */
+		.name = "repeat", .lname = "repeat", .type = FIO_OPT_INT,
+		.off1 = offsetof(struct mdfio_options, repeat),
+		.minval = 1, .maxval = MDFIO_REPEATS_MAX, .def = "1",
+		.help = "Which benchmark repeat this job section is (1, 2, ...)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
 	MDFIO_OPT("repeats", cb_repeats, "1",
 	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
 	{

@@ -21,7 +21,7 @@
 
 struct uring_options {
 	struct mdfio_options core;
-	unsigned int linked, registered_buffers, sqpoll;
+	unsigned int linked, fixedbufs, sqthread_poll;
 };
 
 /* unlinked mode: where a read or create is */
@@ -284,23 +284,24 @@ static int uring_reap(void *priv, unsigned int min)
 
 static int need_opcodes(struct io_uring *ring, int regbufs)
 {
-	static const struct { int op; const char *name; } ops[] = {
-		{ IORING_OP_STATX, "STATX" }, { IORING_OP_OPENAT, "OPENAT" },
-		{ IORING_OP_READ, "READ" }, { IORING_OP_WRITE, "WRITE" },
-		{ IORING_OP_CLOSE, "CLOSE" }, { IORING_OP_UNLINKAT, "UNLINKAT" },
-		{ IORING_OP_READ_FIXED, "READ_FIXED" },
-		{ IORING_OP_WRITE_FIXED, "WRITE_FIXED" },
+	/* fixed: needed only for registered buffers (fixedbufs=1) */
+	static const struct { int op; const char *name; int fixed; } ops[] = {
+		{ IORING_OP_STATX, "STATX", 0 }, { IORING_OP_OPENAT, "OPENAT", 0 },
+		{ IORING_OP_READ, "READ", 0 }, { IORING_OP_WRITE, "WRITE", 0 },
+		{ IORING_OP_CLOSE, "CLOSE", 0 }, { IORING_OP_UNLINKAT, "UNLINKAT", 0 },
+		{ IORING_OP_READ_FIXED, "READ_FIXED", 1 },
+		{ IORING_OP_WRITE_FIXED, "WRITE_FIXED", 1 },
 	};
 	struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
-	size_t i, n = sizeof(ops) / sizeof(ops[0]) - (regbufs ? 0 : 2);
+	size_t i, n = sizeof(ops) / sizeof(ops[0]);
 	int ret = 0;
 
 	if (!probe)
 		return mdfio_say("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
 	for (i = 0; i < n && !ret; i++)
-		if (!io_uring_opcode_supported(probe, ops[i].op))
+		if ((regbufs || !ops[i].fixed) && !io_uring_opcode_supported(probe, ops[i].op))
 			ret = mdfio_say("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
-					ops[i].name, i >= 6 ? " or registered_buffers=0" : "");
+					ops[i].name, ops[i].fixed ? " or fixedbufs=0" : "");
 	io_uring_free_probe(probe);
 	return ret;
 }
@@ -350,7 +351,7 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	ret = io_uring_register_buffers(&ur->ring, iov, 2 * n);
 	free(iov);
 	if (ret)
-		return mdfio_say("registered_buffers=1: cannot register %u buffers of %zu bytes: %s; set registered_buffers=0%s",
+		return mdfio_say("fixedbufs=1: cannot register %u buffers of %zu bytes: %s; set fixedbufs=0%s",
 				 2 * n, units[0].buf_len, strerror(-ret),
 				 ret == -ENOMEM ? " or raise the locked-memory limit (ulimit -l)" : "");
 	return 0;
@@ -381,14 +382,14 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	*priv = ur;
 	ur->td = td;
 	ur->linked = o->linked;
-	ur->regbufs = o->registered_buffers;
+	ur->regbufs = o->fixedbufs;
 	ur->slot = calloc(n, sizeof(*ur->slot));
 	ur->unsent = calloc(n, sizeof(*ur->unsent));
 	if (!ur->slot || !ur->unsent)
 		return mdfio_say("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	if (o->sqpoll) {
+	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
 	}
@@ -396,7 +397,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	if (ret) {
 		ur->ring.ring_fd = -1;
 		return mdfio_say("cannot set up an io_uring of %u entries%s: %s",
-				 3 * n, o->sqpoll ? " with sqpoll=1" : "", strerror(-ret));
+				 3 * n, o->sqthread_poll ? " with sqthread_poll=1" : "", strerror(-ret));
 	}
 	if (need_opcodes(&ur->ring, ur->regbufs))
 		return 1;
@@ -409,17 +410,22 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	return 0;
 }
 
-MDFIO_U32_OPT(cb_linked, "linked", struct uring_options, linked, 0, 1)
-MDFIO_U32_OPT(cb_regbufs, "registered_buffers", struct uring_options, registered_buffers, 0, 1)
-MDFIO_U32_OPT(cb_sqpoll, "sqpoll", struct uring_options, sqpoll, 0, 1)
+#define URING_BOOL(n, field, defv, text) {				\
+	.name = n, .lname = n, .type = FIO_OPT_BOOL,			\
+	.off1 = offsetof(struct uring_options, field), .def = defv,	\
+	.help = text, .category = FIO_OPT_C_ENGINE,			\
+	.group = FIO_OPT_G_IOURING }
 
+/* fixedbufs and sqthread_poll are fio's io_uring names for the same
+ * switches; linked has no counterpart there (its direct descriptors exist
+ * only to carry a chain) */
 static const struct fio_option uring_options[] = {
-	MDFIO_OPT("linked", cb_linked, "1",
-		  "1: open, read/write and close of an object as one linked chain on a direct descriptor; 0: one call at a time on a plain descriptor"),
-	MDFIO_OPT("registered_buffers", cb_regbufs, "1",
-		  "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
-	MDFIO_OPT("sqpoll", cb_sqpoll, "0",
-		  "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	URING_BOOL("linked", linked, "1",
+		   "Open, read/write and close of an object as one linked chain on a direct descriptor (0: one call at a time on a plain descriptor)"),
+	URING_BOOL("fixedbufs", fixedbufs, "1",
+		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
+	URING_BOOL("sqthread_poll", sqthread_poll, "0",
+		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	{ .name = NULL },
 };
 
