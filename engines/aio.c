@@ -165,20 +165,20 @@ static int probe_direct(struct aio *a, const char *root)
 		 (long)syscall(SYS_gettid));
 	fd = mdfio_sys_open_create(path, O_DIRECT);
 	if (fd < 0)
-		return mdfio_say("direct=1: cannot create a file with O_DIRECT in %s: %s",
+		return mdfio_error("direct=1: cannot create a file with O_DIRECT in %s: %s",
 				 root, strerror(errno));
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx))
 		err = errno;
 	mdfio_sys_close(fd);
 	unlink(path);
 	if (err)
-		return mdfio_say("direct=1: statx of %s: %s", path, strerror(err));
+		return mdfio_error("direct=1: statx of %s: %s", path, strerror(err));
 	if (!(stx.stx_mask & STATX_DIOALIGN))
 		stx.stx_dio_offset_align = stx.stx_dio_mem_align = 4096;
 	if (!stx.stx_dio_offset_align)
-		return mdfio_say("direct=1: %s does not support O_DIRECT on its files", root);
+		return mdfio_error("direct=1: %s does not support O_DIRECT on its files", root);
 	if (stx.stx_dio_offset_align > MDFIO_BUF_ALIGN || stx.stx_dio_mem_align > MDFIO_BUF_ALIGN)
-		return mdfio_say("direct=1: %s needs O_DIRECT alignment %u (memory %u); mdfio aligns to %d",
+		return mdfio_error("direct=1: %s needs O_DIRECT alignment %u (memory %u); mdfio aligns to %d",
 				 root, stx.stx_dio_offset_align, stx.stx_dio_mem_align, MDFIO_BUF_ALIGN);
 	a->oflags = O_DIRECT;
 	a->align = stx.stx_dio_offset_align;
@@ -204,20 +204,20 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 
 	(void)units;
 	if (!a)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	*priv = a;
 	a->td = td;
 	a->n = n;
 	a->slot = calloc(n, sizeof(*a->slot));
 	a->ev = calloc(n, sizeof(*a->ev));
 	if (!a->slot || !a->ev)
-		return mdfio_say("out of memory for iodepth=%u", n);
+		return mdfio_error("out of memory for iodepth=%u", n);
 	if (td->o.odirect && probe_direct(a, td->o.directory))
 		return 1;
 	ret = io_setup((int)n, &a->ctx);
 	if (ret) {
 		a->ctx = 0;
-		return mdfio_say("io_setup(%u) for mdfio-aio: %s%s", n, strerror(-ret),
+		return mdfio_error("io_setup(%u) for mdfio-aio: %s%s", n, strerror(-ret),
 				 ret == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr or lower iodepth)" : "");
 	}
 	return 0;

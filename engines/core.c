@@ -19,6 +19,10 @@
 
 /* fio's JSON slot of each operation: create=write, read=read, delete=trim
  * (clat_ns), stat=sync (lat_ns). */
+/* How often fio refreshes its cached clock between io_us: the mask fio's
+ * gtod_reduce=1 sets (options.c, str_gtod_reduce_cb). */
+#define FIO_GTOD_REDUCE_TS_CACHE_MASK 63
+
 static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 	[MDFIO_OP_CREATE] = DDIR_WRITE,
 	[MDFIO_OP_STAT] = DDIR_SYNC,
@@ -30,17 +34,18 @@ static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 
 static int build_paths(struct mdfio_job *j)
 {
-	size_t stride = strlen(j->root) + 48;	/* see mdfio_dataset_path */
+	/* each dataset path has room for an object's name after it */
+	size_t stride = MDFIO_OBJECT_PATH_MAX(strlen(j->root));
 	struct mdfio_dataset *all;
 	uint32_t d, k;
 
-	if (stride + 27 > sizeof(j->path))	/* + "/file-<20 digits>" */
-		return mdfio_say("directory=%s: path too long", j->root);
+	if (stride > sizeof(j->path))
+		return mdfio_error("directory=%s: path too long", j->root);
 	all = calloc((size_t)j->datasets * MDFIO_TARGET_NR, sizeof(*all));
 	j->dset_paths = malloc((size_t)j->datasets * MDFIO_TARGET_NR * stride);
 	j->dsets[MDFIO_OWN] = all;
 	if (!all || !j->dset_paths)
-		return mdfio_say("out of memory for %" PRIu32 " datasets", j->datasets);
+		return mdfio_error("out of memory for %" PRIu32 " datasets", j->datasets);
 	j->dsets[MDFIO_READ_FROM] = all + j->datasets;
 	j->dsets[MDFIO_WRITE_TO] = all + 2 * (size_t)j->datasets;
 	for (d = 0; d < j->datasets; d++) {
@@ -95,7 +100,7 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 	j->events = calloc(n, sizeof(*j->events));
 	if (!j->unit || !j->events ||
 	    posix_memalign((void **)&j->bufs, MDFIO_BUF_ALIGN, 2 * len * n))
-		return mdfio_say("out of memory for iodepth=%u and bs=%zu", n, j->size);
+		return mdfio_error("out of memory for iodepth=%u and bs=%zu", n, j->size);
 	j->nr_units = n;
 	for (i = 0; i < n; i++) {
 		struct mdfio_unit *u = &j->unit[n - 1 - i];
@@ -115,9 +120,9 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 static const struct mdfio_backend *backend;
 
 /* Units a synchronous io_u carries where fio counts several I/Os per io_u
- * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch).
- * fio's own cycle is about 1230 instructions per io_u; 16 units take 1155
- * off every cleanup unit (bench/run --only fio-patch). */
+ * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch):
+ * fio's own cycle per io_u is then shared by up to this many units. What
+ * that saves per unit is measured by bench/run --only fio-patch. */
 #define MDFIO_UNITS_PER_IO_U 16
 static unsigned int units_per_io_u = 1;
 
@@ -129,25 +134,25 @@ static int engine_init(struct thread_data *td)
 	struct stat sb;
 
 	if (!eo->phase)
-		return mdfio_say("phase= is required: precreate, benchmark or cleanup");
+		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
 	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1)))
 		return 1;
 	/* with I <= P every object a step reads existed before the phase
 	 * began, whatever the iodepth; beyond, a step reads what another
 	 * rank creates in the same phase, which no engine can order */
 	if (eo->steps > eo->precreate && mdfio_phases[eo->phase - 1].per_set_is_steps)
-		return mdfio_say("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
+		return mdfio_error("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
 	if (td->o.odirect && !be->direct)
-		return mdfio_say("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
+		return mdfio_error("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
 				 be->name);
 	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
-		return mdfio_say("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
+		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
 				 td->o.directory);
 
 	j = calloc(1, sizeof(*j));
 	if (!j)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	td->io_ops_data = j;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
 		/* a jobfile cannot vary its sections with the environment, so
@@ -161,7 +166,7 @@ static int engine_init(struct thread_data *td)
 	j->rank = td->subjob_number;
 	j->ranks = mdfio_job_parent(td)->o.numjobs;
 	if (j->rank >= j->ranks)
-		return mdfio_say("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
+		return mdfio_error("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
 				 j->rank, j->ranks);
 	j->datasets = eo->datasets;
 	j->offset = eo->rank_offset;
@@ -175,13 +180,13 @@ static int engine_init(struct thread_data *td)
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
-		return mdfio_say("directory=%s: path too long", j->root);
+		return mdfio_error("directory=%s: path too long", j->root);
 	mdfio_make_run_id(td, j->run);
 	if (build_paths(j))
 		return 1;
 	j->ref = malloc(j->size);
 	if (!j->ref)
-		return mdfio_say("out of memory for bs=%zu", j->size);
+		return mdfio_error("out of memory for bs=%zu", j->size);
 	mdfio_pattern_fill(j->ref, j->size);
 	if (make_units(td, j))
 		return 1;
@@ -200,7 +205,7 @@ static int engine_init(struct thread_data *td)
 	 * keep the percentiles the engine's own samples use */
 	td->o.disable_lat = td->o.disable_clat = 1;
 	td->o.disable_slat = td->o.disable_bw = 1;
-	td->ts_cache_mask = 63;
+	td->ts_cache_mask = FIO_GTOD_REDUCE_TS_CACHE_MASK;
 	j->units = mdfio_phase_units(eo);
 	/* fio thinks after each io_u: batched units would think less */
 	j->per_io_u = be->sync && !td->o.thinktime ? units_per_io_u : 1;
@@ -285,7 +290,7 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 		if (mkdir(path, 0775)) {
 			j->dsets_err++;
 			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
-			return mdfio_say("rank %" PRIu32 ": cannot create dataset %s: %s",
+			return mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
 					 j->rank, path, strerror(errno));
 		}
 	}
@@ -304,7 +309,7 @@ void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 		return;
 	j->dsets_err++;
 	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
-	mdfio_say("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
+	mdfio_error("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
 		  path, strerror(err), err == ENOTEMPTY ?
 		  " (it holds files mdfio did not expect; they were left alone)" : "");
 }
@@ -544,7 +549,7 @@ static uint64_t report_errors(struct mdfio_job *j)
 		if (!c->count)
 			continue;
 		total += c->count;
-		mdfio_say("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
+		mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
 			  j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
 			  c->count > 1 ? "s" : "", c->first_path,
 			  strerror(c->first_errno));
@@ -567,7 +572,7 @@ static void engine_cleanup(struct thread_data *td)
 	mdfio_close_logs(j, 0);
 	if (j->entered) {
 		if (!complete)
-			mdfio_say("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
+			mdfio_error("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
 				  j->rank, j->finished, j->units, mdfio_phase_name(j->phase));
 		if (mdfio_leave_phase(j, complete && !(j->ph->removes_datasets && j->dsets_err)) &&
 		    j->log_prefix[0])

@@ -127,7 +127,8 @@ static int fn(void *data, const char *s)				\
  * is not the release this engine was compiled against. */
 void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *be);
 
-/* One line "mdfio: ..." on fio's error output; returns 1. */
-int mdfio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports an error: one line "mdfio: ..." on fio's error output; returns 1
+ * so that a check can return it. */
+int mdfio_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -44,7 +44,7 @@ void mdfio_close_logs(struct mdfio_job *j, int discard)
 		if (!j->log[op])
 			continue;
 		if (fclose(j->log[op]))
-			mdfio_say("latency log of %s: %s", mdfio_op_names[op], strerror(errno));
+			mdfio_error("latency log of %s: %s", mdfio_op_names[op], strerror(errno));
 		j->log[op] = NULL;
 		if (discard && rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank,
 					     path, sizeof(path)))
@@ -71,14 +71,14 @@ int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat)
 			continue;
 		if (!rank_log_path(j, name, j->rank, path, sizeof(path))) {
 			mdfio_close_logs(j, 1);
-			return mdfio_say("latency_log=%s: path too long", j->log_prefix);
+			return mdfio_error("latency_log=%s: path too long", j->log_prefix);
 		}
 		j->log[op] = mdfio_oplog_create(path);
 		if (!j->log[op]) {
 			int err = errno;
 
 			mdfio_close_logs(j, 1);
-			return mdfio_say("latency_log: cannot create %s: %s%s", path, strerror(err),
+			return mdfio_error("latency_log: cannot create %s: %s%s", path, strerror(err),
 					 err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
 		}
 	}
@@ -107,13 +107,13 @@ void mdfio_merge_logs(struct mdfio_job *j)
 		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
 		err = mdfio_oplog_merge(out, in, j->ranks);
 		if (err)
-			mdfio_say("latency log %s: %s", out, strerror(err));
+			mdfio_error("latency log %s: %s", out, strerror(err));
 		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
 		if (link(in[0], plain))
-			mdfio_say("latency log %s: %s", plain, strerror(errno));
+			mdfio_error("latency log %s: %s", plain, strerror(errno));
 	}
 	if (!in || !paths)
-		mdfio_say("out of memory merging the latency logs");
+		mdfio_error("out of memory merging the latency logs");
 	free(paths);
 	free(in);
 }

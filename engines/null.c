@@ -72,17 +72,17 @@ static int null_init(struct thread_data *td, struct mdfio_unit *units,
 
 	(void)units;
 	if (o->verify_read)
-		return mdfio_say("verify_read=1: mdfio-null reads no object; use a real engine to verify");
+		return mdfio_error("verify_read=1: mdfio-null reads no object; use a real engine to verify");
 	q = calloc(1, sizeof(*q));
 	if (!q)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	*priv = q;
 	q->td = td;
 	q->deep = n > 1;
 	q->pending = calloc(n, sizeof(*q->pending));
 	q->ending = calloc(n, sizeof(*q->ending));
 	if (!q->pending || !q->ending)
-		return mdfio_say("out of memory for iodepth=%u", n);
+		return mdfio_error("out of memory for iodepth=%u", n);
 	return 0;
 }
 

@@ -11,7 +11,7 @@
 
 #define MDFIO_REPEATS_MAX 1000000
 
-int mdfio_say(const char *fmt, ...)
+int mdfio_error(const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -60,7 +60,7 @@ int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 	errno = 0;
 	x = strtoull(v, &end, 10);
 	if (!*v || *v == '-' || *end || errno || x < min || x > max)
-		return mdfio_say("%s=%s: expected an integer from %" PRIu64
+		return mdfio_error("%s=%s: expected an integer from %" PRIu64
 				 " to %" PRIu64, name, s, min, max);
 	*out = x;
 	return 0;
@@ -106,12 +106,12 @@ static int cb_phase(void *data, const char *s)
 		/* the phase owns the headline direction (fio parses engine
 		 * options last, so a contradicting rw= is already known) */
 		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != mdfio_phases[ph].rw)
-			return mdfio_say("phase=%s reports its count as rw=%s; remove the rw= option",
+			return mdfio_error("phase=%s reports its count as rw=%s; remove the rw= option",
 					 v, mdfio_phases[ph].rw_name);
 		td->o.td_ddir = mdfio_phases[ph].rw;
 		return 0;
 	}
-	return mdfio_say("phase=%s: expected precreate, benchmark or cleanup", s);
+	return mdfio_error("phase=%s: expected precreate, benchmark or cleanup", s);
 }
 
 /* ranks, object_size and root set fio's own numjobs, bs and directory; they
@@ -148,7 +148,7 @@ static int cb_root(void *data, const char *s)
 	const char *v = pick(s, buf, sizeof(buf));
 
 	if (!*v)
-		return mdfio_say("root=%s: expected a directory", s);
+		return mdfio_error("root=%s: expected a directory", s);
 	if (td) {
 		free(td->o.directory);
 		td->o.directory = strdup(v);
@@ -206,26 +206,26 @@ int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph)
 
 	/* a job section's rw= can contradict a phase= from [global] */
 	if (o->td_ddir != mdfio_phases[ph].rw)
-		return mdfio_say("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
+		return mdfio_error("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
 				 mdfio_phase_name(ph), mdfio_phases[ph].rw_name, mdfio_phases[ph].rw_name);
 	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
-		return mdfio_say("bs must be one fixed size (the object size), not a range");
+		return mdfio_error("bs must be one fixed size (the object size), not a range");
 	/* fio has set size itself by now (setup runs first), so ask the
 	 * parser whether the user gave it */
 	if (fio_option_is_set(o, size) || fio_option_is_set(o, io_size))
-		return mdfio_say("size/io_size must not be set: the phase decides how many objects and steps there are");
+		return mdfio_error("size/io_size must not be set: the phase decides how many objects and steps there are");
 	if (o->timeout || o->time_based)
-		return mdfio_say("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
+		return mdfio_error("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
 	if (o->number_ios)
-		return mdfio_say("number_ios must not be set: use steps_per_set");
+		return mdfio_error("number_ios must not be set: use steps_per_set");
 	if (o->loops > 1)
-		return mdfio_say("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
+		return mdfio_error("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
 	if (o->nr_files > 1)
-		return mdfio_say("nrfiles must be 1: objects are not fio files");
+		return mdfio_error("nrfiles must be 1: objects are not fio files");
 	if (!o->directory || !*o->directory)
-		return mdfio_say("directory= (or root=) is required: the namespace root");
+		return mdfio_error("directory= (or root=) is required: the namespace root");
 	if (strchr(o->directory, ':'))
-		return mdfio_say("directory=%s: one directory only (no ':' list)",
+		return mdfio_error("directory=%s: one directory only (no ':' list)",
 				 o->directory);
 	return 0;
 }

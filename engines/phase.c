@@ -139,16 +139,16 @@ static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
 static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 {
 	if (st->ranks != j->ranks)
-		return mdfio_say("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
+		return mdfio_error("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
 				 j->status_path, st->ranks, j->ranks);
 	if (st->datasets != j->datasets)
-		return mdfio_say("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
+		return mdfio_error("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
 				 j->status_path, st->datasets, j->datasets);
 	if (st->precreate != j->precreate)
-		return mdfio_say("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
+		return mdfio_error("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
 				 j->status_path, st->precreate, j->precreate);
 	if (st->object_size != j->size)
-		return mdfio_say("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
+		return mdfio_error("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
 				 j->status_path, st->object_size, j->size);
 	return 0;
 }
@@ -175,28 +175,28 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 			if (!access(j->status_path, F_OK))
 				continue;
 			mdfio_close_logs(j, 1);
-			return mdfio_say("%s already exists: refusing to precreate over it (nothing was touched)",
+			return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
 					 j->path);
 		}
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank) {
 			mdfio_close_logs(j, 1);
-			return mdfio_say("out of memory");
+			return mdfio_error("out of memory");
 		}
 		fill_status(j, &st);
 		err = mdfio_status_create(j->status_path, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST) {
 			mdfio_close_logs(j, 1);
-			return mdfio_say("cannot create %s: %s", j->status_path,
+			return mdfio_error("cannot create %s: %s", j->status_path,
 					 strerror(err));
 		}
 	}
 	have = !err;
 	if (err && err != ENOENT)
-		return mdfio_say("cannot open %s: %s", j->status_path, strerror(err));
+		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
 	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
-		mdfio_say("%s: %s; refusing to touch this directory", j->status_path, msg);
+		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
 		goto out;
 	}
 	if (have && status_mismatch(j, &st))
@@ -204,7 +204,7 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 	if (mdfio_status_enter(have ? &st : NULL, j->phase, j->rank, j->run,
 			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
-		mdfio_say("%s: %s", j->root, msg);
+		mdfio_error("%s: %s", j->root, msg);
 		goto out;
 	}
 	/* the other phases' log names need the position; a log that cannot
@@ -216,7 +216,7 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
 	err = mdfio_status_write(fd, &st);
 	if (err) {
-		mdfio_say("cannot update %s: %s", j->status_path, strerror(err));
+		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
 		goto out;
 	}
 	j->entered = 1;
@@ -242,11 +242,11 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 
 	err = mdfio_status_lock(j->status_path, &fd);
 	if (err) {
-		mdfio_say("cannot reopen %s: %s", j->status_path, strerror(err));
+		mdfio_error("cannot reopen %s: %s", j->status_path, strerror(err));
 		return 0;
 	}
 	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
-		mdfio_say("%s: %s", j->status_path, msg);
+		mdfio_error("%s: %s", j->status_path, msg);
 		mdfio_status_unlock(fd);
 		return 0;
 	}
@@ -271,7 +271,7 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	else
 		err = mdfio_status_write(fd, &st);
 	if (err)
-		mdfio_say("cannot update %s: %s", j->status_path, strerror(err));
+		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
 	mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
 	return last;

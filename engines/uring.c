@@ -297,10 +297,10 @@ static int need_opcodes(struct io_uring *ring, int regbufs)
 	int ret = 0;
 
 	if (!probe)
-		return mdfio_say("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
+		return mdfio_error("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
 	for (i = 0; i < n && !ret; i++)
 		if ((regbufs || !ops[i].fixed) && !io_uring_opcode_supported(probe, ops[i].op))
-			ret = mdfio_say("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
+			ret = mdfio_error("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
 					ops[i].name, ops[i].fixed ? " or fixedbufs=0" : "");
 	io_uring_free_probe(probe);
 	return ret;
@@ -315,7 +315,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 	int ret = io_uring_register_files_sparse(&ur->ring, n), res[2] = { 0, 0 }, i;
 
 	if (ret)
-		return mdfio_say("linked=1: cannot register %u direct descriptors: %s; set linked=0",
+		return mdfio_error("linked=1: cannot register %u direct descriptors: %s; set linked=0",
 				 n, strerror(-ret));
 	sqe = io_uring_get_sqe(&ur->ring);
 	io_uring_prep_openat_direct(sqe, AT_FDCWD, root, O_RDONLY | O_DIRECTORY, 0, 0);
@@ -330,7 +330,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 		io_uring_cqe_seen(&ur->ring, cqe);
 	}
 	if (ret < 0 || res[0] < 0 || res[1] < 0)
-		return mdfio_say("linked=1: this kernel cannot open into a direct descriptor (%s; Linux 5.15); set linked=0",
+		return mdfio_error("linked=1: this kernel cannot open into a direct descriptor (%s; Linux 5.15); set linked=0",
 				 strerror(ret < 0 ? -ret : res[0] < 0 ? -res[0] : -res[1]));
 	return 0;
 }
@@ -343,7 +343,7 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	int ret;
 
 	if (!iov)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	for (i = 0; i < n; i++) {
 		iov[2 * i] = (struct iovec){ units[i].rbuf, units[i].buf_len };
 		iov[2 * i + 1] = (struct iovec){ units[i].wbuf, units[i].buf_len };
@@ -351,7 +351,7 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	ret = io_uring_register_buffers(&ur->ring, iov, 2 * n);
 	free(iov);
 	if (ret)
-		return mdfio_say("fixedbufs=1: cannot register %u buffers of %zu bytes: %s; set fixedbufs=0%s",
+		return mdfio_error("fixedbufs=1: cannot register %u buffers of %zu bytes: %s; set fixedbufs=0%s",
 				 2 * n, units[0].buf_len, strerror(-ret),
 				 ret == -ENOMEM ? " or raise the locked-memory limit (ulimit -l)" : "");
 	return 0;
@@ -378,7 +378,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	int ret;
 
 	if (!ur)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	*priv = ur;
 	ur->td = td;
 	ur->linked = o->linked;
@@ -386,7 +386,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	ur->slot = calloc(n, sizeof(*ur->slot));
 	ur->unsent = calloc(n, sizeof(*ur->unsent));
 	if (!ur->slot || !ur->unsent)
-		return mdfio_say("out of memory for iodepth=%u", n);
+		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
 	if (o->sqthread_poll) {
@@ -396,13 +396,13 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
-		return mdfio_say("cannot set up an io_uring of %u entries%s: %s",
+		return mdfio_error("cannot set up an io_uring of %u entries%s: %s",
 				 3 * n, o->sqthread_poll ? " with sqthread_poll=1" : "", strerror(-ret));
 	}
 	if (need_opcodes(&ur->ring, ur->regbufs))
 		return 1;
 	if (ur->linked && !(p.features & IORING_FEAT_CQE_SKIP))
-		return mdfio_say("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
+		return mdfio_error("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
 	if (ur->linked && need_direct(ur, td->o.directory, n))
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
