@@ -232,7 +232,7 @@ static const struct mdfio_backend libaio_backend = {
 	.direct = 1,
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &libaio_backend);

@@ -123,6 +123,10 @@ static int fn(void *data, const char *s)				\
 	return 0;							\
 }
 
+/* The engines are built with hidden symbols, so that calls inside one are
+ * direct (and inlinable); only fio's entry point get_ioengine is exported. */
+#define MDFIO_EXPORT __attribute__((visibility("default")))
+
 /* fio's entry point: refuses (one line, ops left NULL) when the loading fio
  * is not the release this engine was compiled against. */
 void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *be);

@@ -103,7 +103,7 @@ static const struct mdfio_backend null_backend = {
 	.exit = null_exit,
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &null_backend);

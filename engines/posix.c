@@ -17,7 +17,7 @@ static const struct mdfio_backend posix_backend = {
 	.sync = 1,
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &posix_backend);

@@ -440,7 +440,7 @@ static const struct mdfio_backend uring_backend = {
 	.option_struct_size = sizeof(struct uring_options),
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &uring_backend);
