@@ -95,25 +95,20 @@ static int start_xfer(struct aio *a, struct mdfio_unit *u)
 	return 0;
 }
 
-/* Runs u's requests until one waits on the kernel (1) or u is over (0). */
-static int advance(struct aio *a, struct mdfio_unit *u)
+/* Starts u's request: stat and delete are plain calls, ended at once (1);
+ * a read or create is in flight (0) unless it ended early (1). */
+static int libaio_start(void *priv, struct mdfio_unit *u)
 {
-	for (;;) {
-		struct mdfio_req *r = &u->req;
+	struct mdfio_req *r = &u->req;
 
-		r->t0 = mdfio_now();
-		if (r->op == MDFIO_OP_READ || r->op == MDFIO_OP_CREATE) {
-			if (start_xfer(a, u))
-				return 1;
-		} else {
-			r->err = mdfio_sys_perform(r);
-		}
-		if (!mdfio_unit_next(a->td, u, mdfio_now()))
-			return 0;
-	}
+	r->t0 = mdfio_now();
+	if (r->op == MDFIO_OP_READ || r->op == MDFIO_OP_CREATE)
+		return !start_xfer(priv, u);
+	r->err = mdfio_sys_perform(r);
+	return 1;
 }
 
-/* A completed transfer; returns 1 if u has more in flight. */
+/* A completed transfer; returns 1 if its unit has ended. */
 static int completed(struct aio *a, struct mdfio_unit *u, long res)
 {
 	struct aio_slot *s = &a->slot[u->index];
@@ -132,46 +127,28 @@ static int completed(struct aio *a, struct mdfio_unit *u, long res)
 	} else if ((s->done += (size_t)res) < r->size) {
 		err = submit_xfer(a, u);
 		if (!err)
-			return 1;
+			return 0;
 	}
 	end_xfer(a, u, err);
-	return mdfio_unit_next(a->td, u, mdfio_now()) && advance(a, u);
+	return mdfio_req_done(a->td, u, mdfio_now());
 }
 
-static enum fio_q_status libaio_queue(struct thread_data *td, struct io_u *io_u)
+static int libaio_reap(void *priv, unsigned int min)
 {
-	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
+	struct aio *a = priv;
+	unsigned int ended = 0;
 
-	return u && advance(mdfio_priv(td), u) ? FIO_Q_QUEUED : FIO_Q_COMPLETED;
-}
-
-static int libaio_getevents(struct thread_data *td, unsigned int min,
-			 unsigned int max, const struct timespec *t)
-{
-	struct aio *a = mdfio_priv(td);
-
-	(void)max;
-	(void)t;
-	mdfio_events_reset(td);
-	if (!a)
-		return 0;
 	do {
-		int i, r = io_getevents(a->ctx, mdfio_events(td) < min, a->n, a->ev, NULL);
+		int i, r = io_getevents(a->ctx, ended < min, a->n, a->ev, NULL);
 
 		if (r == -EINTR)
 			continue;
-		if (r < 0) {
-			td_verror(td, -r, "io_getevents");
+		if (r < 0)
 			return r;
-		}
-		for (i = 0; i < r; i++) {
-			struct mdfio_unit *u = a->ev[i].data;
-
-			if (!completed(a, u, (long)a->ev[i].res))
-				mdfio_event_add(td, u->io_u);
-		}
-	} while (mdfio_events(td) < min);
-	return (int)mdfio_events(td);
+		for (i = 0; i < r; i++)
+			ended += completed(a, a->ev[i].data, (long)a->ev[i].res);
+	} while (ended < min);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -188,20 +165,20 @@ static int probe_direct(struct aio *a, const char *root)
 		 (long)syscall(SYS_gettid));
 	fd = mdfio_sys_open_create(path, O_DIRECT);
 	if (fd < 0)
-		return mdfio_say("direct=1: cannot create a file with O_DIRECT in %s: %s",
+		return mdfio_error("direct=1: cannot create a file with O_DIRECT in %s: %s",
 				 root, strerror(errno));
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx))
 		err = errno;
 	mdfio_sys_close(fd);
 	unlink(path);
 	if (err)
-		return mdfio_say("direct=1: statx of %s: %s", path, strerror(err));
+		return mdfio_error("direct=1: statx of %s: %s", path, strerror(err));
 	if (!(stx.stx_mask & STATX_DIOALIGN))
 		stx.stx_dio_offset_align = stx.stx_dio_mem_align = 4096;
 	if (!stx.stx_dio_offset_align)
-		return mdfio_say("direct=1: %s does not support O_DIRECT on its files", root);
+		return mdfio_error("direct=1: %s does not support O_DIRECT on its files", root);
 	if (stx.stx_dio_offset_align > MDFIO_BUF_ALIGN || stx.stx_dio_mem_align > MDFIO_BUF_ALIGN)
-		return mdfio_say("direct=1: %s needs O_DIRECT alignment %u (memory %u); mdfio aligns to %d",
+		return mdfio_error("direct=1: %s needs O_DIRECT alignment %u (memory %u); mdfio aligns to %d",
 				 root, stx.stx_dio_offset_align, stx.stx_dio_mem_align, MDFIO_BUF_ALIGN);
 	a->oflags = O_DIRECT;
 	a->align = stx.stx_dio_offset_align;
@@ -227,20 +204,20 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 
 	(void)units;
 	if (!a)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	*priv = a;
 	a->td = td;
 	a->n = n;
 	a->slot = calloc(n, sizeof(*a->slot));
 	a->ev = calloc(n, sizeof(*a->ev));
 	if (!a->slot || !a->ev)
-		return mdfio_say("out of memory for iodepth=%u", n);
+		return mdfio_error("out of memory for iodepth=%u", n);
 	if (td->o.odirect && probe_direct(a, td->o.directory))
 		return 1;
 	ret = io_setup((int)n, &a->ctx);
 	if (ret) {
 		a->ctx = 0;
-		return mdfio_say("io_setup(%u) for mdfio-aio: %s%s", n, strerror(-ret),
+		return mdfio_error("io_setup(%u) for mdfio-aio: %s%s", n, strerror(-ret),
 				 ret == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr or lower iodepth)" : "");
 	}
 	return 0;
@@ -248,14 +225,14 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 
 static const struct mdfio_backend libaio_backend = {
 	.name = "mdfio-aio",
-	.queue = libaio_queue,
-	.getevents = libaio_getevents,
+	.start = libaio_start,
+	.reap = libaio_reap,
 	.init = libaio_setup_ctx,
 	.exit = libaio_exit,
 	.direct = 1,
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &libaio_backend);

@@ -3,10 +3,10 @@
  * (posix.c, uring.c, aio.c) only performs the requests of one I/O interface.
  *
  * A unit (one create of a precreate, one benchmark step, one delete of a
- * cleanup) is a short sequence of requests. The core hands a backend the
- * next request of a unit; the backend performs it, sets req.err, and hands
- * it back with mdfio_unit_next(). A synchronous backend is driven by the
- * core in a loop; an asynchronous one keeps up to iodepth units in flight. */
+ * cleanup) is a short sequence of requests. The core hands a backend each
+ * request of a unit with start(); the backend ends it at once (a
+ * synchronous interface) or later, handing it back from reap() with
+ * mdfio_req_done(). */
 #ifndef MDFIO_CORE_H
 #define MDFIO_CORE_H
 
@@ -33,6 +33,7 @@ struct mdfio_unit {
 	/* the core's own */
 	uint64_t idx;
 	uint32_t d;
+	unsigned int step;	/* which request of the unit (mdfio_phase_desc) */
 	int result;
 	uint64_t st_size;
 	struct mdfio_unit *next_free;
@@ -40,17 +41,21 @@ struct mdfio_unit {
 };
 
 /* One I/O interface: all an engine gives the core, which makes fio's
- * ioengine_ops from it (one function table per interface, as IOR's). */
+ * ioengine_ops from it and owns fio's queue, commit, getevents and event
+ * (one function table per interface, as IOR's). */
 struct mdfio_backend {
 	const char *name;	/* the ioengine's name: "mdfio-posix" */
-	/* A synchronous interface performs req and returns its errno value. */
-	int (*perform)(struct mdfio_req *req);
-	/* An asynchronous one keeps units in flight through fio's own calls;
-	 * its getevents hands over ended units with mdfio_event_add(). */
-	enum fio_q_status (*queue)(struct thread_data *td, struct io_u *io_u);
-	int (*commit)(struct thread_data *td);
-	int (*getevents)(struct thread_data *td, unsigned int min,
-			 unsigned int max, const struct timespec *t);
+	/* Starts unit->req, setting req.t0 when it really starts. Returns 1
+	 * if the request has ended already (req.err says how), 0 if it is in
+	 * flight: then reap hands it back. */
+	int (*start)(void *priv, struct mdfio_unit *unit);
+	/* Optional: submits the requests start prepared since the last
+	 * call. 0 or a negative errno value. */
+	int (*commit)(void *priv);
+	/* Hands each request that has ended to mdfio_req_done() until at
+	 * least min units have ended (it returns 1 for each). Returns 0 or a
+	 * negative errno value. Not called for a synchronous backend. */
+	int (*reap)(void *priv, unsigned int min);
 	/* Optional: called once the options are known, before the phase is
 	 * entered (so a refusal leaves the namespace untouched). Returns 0 or
 	 * prints one line and returns 1. */
@@ -61,6 +66,9 @@ struct mdfio_backend {
 	 * in a struct that begins with struct mdfio_options. */
 	const struct fio_option *options;
 	size_t option_struct_size;
+	/* start ends every request: fio runs one unit at a time (iodepth 1),
+	 * and a fio that counts several I/Os per io_u gets several units */
+	int sync;
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
 };
 
@@ -78,21 +86,12 @@ struct mdfio_options {
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 };
 
-/* Starts the next unit on io_u, its first request in unit->req. NULL: the
- * io_u is complete already (no unit left, or one the core did itself). */
-struct mdfio_unit *mdfio_unit_start(struct thread_data *td, struct io_u *io_u);
-/* Records unit->req as ended at end_ns. Returns 1 with the unit's next
- * request in unit->req, or 0: the unit is over, its io_u complete. */
-int mdfio_unit_next(struct thread_data *td, struct mdfio_unit *unit,
-		    uint64_t end_ns);
-/* The backend data its init() returned. */
-void *mdfio_priv(struct thread_data *td);
 
-/* Ended units for an asynchronous engine's getevents: reset at its start,
- * added as they end, counted to return. */
-void mdfio_events_reset(struct thread_data *td);
-void mdfio_event_add(struct thread_data *td, struct io_u *io_u);
-unsigned int mdfio_events(struct thread_data *td);
+/* Ends unit->req at end_ns and starts the unit's next request. Returns 1
+ * if the unit is over (its io_u is fio's event now), 0 if a request of it
+ * is in flight. For a backend's reap. */
+int mdfio_req_done(struct thread_data *td, struct mdfio_unit *unit,
+		   uint64_t end_ns);
 
 static inline uint64_t mdfio_now(void)
 {
@@ -124,11 +123,16 @@ static int fn(void *data, const char *s)				\
 	return 0;							\
 }
 
+/* The engines are built with hidden symbols, so that calls inside one are
+ * direct (and inlinable); only fio's entry point get_ioengine is exported. */
+#define MDFIO_EXPORT __attribute__((visibility("default")))
+
 /* fio's entry point: refuses (one line, ops left NULL) when the loading fio
  * is not the release this engine was compiled against. */
 void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *be);
 
-/* One line "mdfio: ..." on fio's error output; returns 1. */
-int mdfio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports an error: one line "mdfio: ..." on fio's error output; returns 1
+ * so that a check can return it. */
+int mdfio_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -19,8 +19,7 @@ size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
 {
 	size_t rl = strlen(root), n;
 
-	/* root + '/' + 2*10 digits + '_' + '/' + "file-" + 20 digits + NUL */
-	if (rl + 48 > len)
+	if (MDFIO_OBJECT_PATH_MAX(rl) > len)
 		return 0;
 	memcpy(buf, root, rl);
 	n = rl;
@@ -36,7 +35,7 @@ size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index)
 {
 	size_t n = dlen;
 
-	if (dlen + 27 > len)
+	if (dlen + MDFIO_OBJECT_NAME_MAX > len)
 		return 0;
 	memcpy(buf + n, "/file-", 6);
 	n += 6;

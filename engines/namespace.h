@@ -24,10 +24,21 @@ static inline uint32_t mdfio_write_rank(uint32_t rank, uint32_t d,
 	return (uint32_t)((rank + fwd) % ranks);
 }
 
+/* The longest name a dataset adds to the root: "/<rank>_<d>", two 32-bit
+ * numbers */
+#define MDFIO_DATASET_NAME_MAX (sizeof("/_") - 1 + 2 * 10)
+/* The longest name an object adds to its dataset, with the terminator:
+ * "/file-<index>", a 64-bit index */
+#define MDFIO_OBJECT_NAME_MAX (sizeof("/file-") + 20)
+/* The room an object path under a root of root_len bytes needs. */
+#define MDFIO_OBJECT_PATH_MAX(root_len) \
+	((root_len) + MDFIO_DATASET_NAME_MAX + MDFIO_OBJECT_NAME_MAX)
+
 /* Writes the decimal digits of v at p (no terminator); returns their count. */
 size_t mdfio_utoa(char *p, uint64_t v);
 
-/* "<root>/<rank>_<d>" into buf; returns its length, or 0 if it does not fit. */
+/* "<root>/<rank>_<d>" into buf; returns its length, or 0 if buf cannot
+ * also hold an object path in it (MDFIO_OBJECT_PATH_MAX). */
 size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
 			  uint32_t rank, uint32_t d);
 

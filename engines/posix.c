@@ -3,12 +3,21 @@
 #include "core.h"
 #include "sysio.h"
 
+static int posix_start(void *priv, struct mdfio_unit *u)
+{
+	(void)priv;
+	u->req.t0 = mdfio_now();
+	u->req.err = mdfio_sys_perform(&u->req);
+	return 1;
+}
+
 static const struct mdfio_backend posix_backend = {
 	.name = "mdfio-posix",
-	.perform = mdfio_sys_perform,
+	.start = posix_start,
+	.sync = 1,
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &posix_backend);

@@ -8,9 +8,9 @@
 
 /* fio forks its jobs from a multi-threaded process, and glibc's open, read,
  * write and close keep taking their thread-cancellation path in the child
- * (some 190 instructions a step). syscall() makes the same system calls
- * without it (and, like them, returns -1 and sets errno); strace sees exactly
- * what md-workbench's calls produce. */
+ * (its cost per step: bench/run --only callgrind). syscall() makes the same
+ * system calls without it (and, like them, returns -1 and sets errno);
+ * strace sees exactly what md-workbench's calls produce. */
 
 int mdfio_sys_open_read(const char *path, int extra_flags)
 {

@@ -21,7 +21,7 @@
 
 struct uring_options {
 	struct mdfio_options core;
-	unsigned int linked, registered_buffers, sqpoll;
+	unsigned int linked, fixedbufs, sqthread_poll;
 };
 
 /* unlinked mode: where a read or create is */
@@ -142,14 +142,17 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
-static void start_req(struct uring *ur, struct mdfio_unit *u)
+/* Prepares u's request; it is in flight from the next submission on. */
+static int uring_start(void *priv, struct mdfio_unit *u)
 {
+	struct uring *ur = priv;
 	struct slot *s = &ur->slot[u->index];
 
 	s->gen++;
 	s->stage = ST_OPEN;
 	s->done = 0;
 	prep(ur, u);
+	return 0;
 }
 
 /* Submits what is prepared, starting the clock of each new request, and
@@ -232,11 +235,11 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 	return 0;
 }
 
-/* Reaps every completion there is; units that end are fio's events. */
-static void reap(struct uring *ur)
+/* Reaps every completion there is; returns how many units ended. */
+static unsigned int reap(struct uring *ur)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, n = 0;
+	unsigned int head, n = 0, ended = 0;
 	uint64_t now = 0;
 
 	io_uring_for_each_cqe(&ur->ring, head, cqe) {
@@ -249,80 +252,56 @@ static void reap(struct uring *ur)
 		/* one clock read stands for all completions seen together */
 		if (!now)
 			now = mdfio_now();
-		if (mdfio_unit_next(ur->td, s->u, now))
-			start_req(ur, s->u);
-		else
-			mdfio_event_add(ur->td, s->u->io_u);
+		ended += mdfio_req_done(ur->td, s->u, now);
 	}
 	io_uring_cq_advance(&ur->ring, n);
+	return ended;
 }
 
-static enum fio_q_status uring_queue(struct thread_data *td, struct io_u *io_u)
+static int uring_commit(void *priv)
 {
-	struct mdfio_unit *u = mdfio_unit_start(td, io_u);
-
-	if (!u)
-		return FIO_Q_COMPLETED;
-	start_req(mdfio_priv(td), u);
-	return FIO_Q_QUEUED;
+	return submit(priv, 0);
 }
 
-static int uring_commit(struct thread_data *td)
+static int uring_reap(void *priv, unsigned int min)
 {
-	struct uring *ur = mdfio_priv(td);
-	int ret = ur ? submit(ur, 0) : 0;
-
-	if (ret)
-		td_verror(td, -ret, "io_uring_submit");
-	return ret;
-}
-
-static int uring_getevents(struct thread_data *td, unsigned int min,
-			   unsigned int max, const struct timespec *t)
-{
-	struct uring *ur = mdfio_priv(td);
+	struct uring *ur = priv;
+	unsigned int ended = 0;
 	int ret;
 
-	(void)max;
-	(void)t;
-	mdfio_events_reset(td);
-	if (!ur)
-		return 0;
 	for (;;) {
-		reap(ur);
+		ended += reap(ur);
 		/* a reaped completion may have prepared the next call */
-		if (mdfio_events(td) >= min && !ur->nr_sqes)
-			break;
-		ret = submit(ur, mdfio_events(td) >= min ? 0 : 1);
-		if (ret) {
-			td_verror(td, -ret, "io_uring_enter");
+		if (ended >= min && !ur->nr_sqes)
+			return 0;
+		ret = submit(ur, ended >= min ? 0 : 1);
+		if (ret)
 			return ret;
-		}
 	}
-	return (int)mdfio_events(td);
 }
 
 /* ---------------------------------------------------------------- set-up */
 
 static int need_opcodes(struct io_uring *ring, int regbufs)
 {
-	static const struct { int op; const char *name; } ops[] = {
-		{ IORING_OP_STATX, "STATX" }, { IORING_OP_OPENAT, "OPENAT" },
-		{ IORING_OP_READ, "READ" }, { IORING_OP_WRITE, "WRITE" },
-		{ IORING_OP_CLOSE, "CLOSE" }, { IORING_OP_UNLINKAT, "UNLINKAT" },
-		{ IORING_OP_READ_FIXED, "READ_FIXED" },
-		{ IORING_OP_WRITE_FIXED, "WRITE_FIXED" },
+	/* fixed: needed only for registered buffers (fixedbufs=1) */
+	static const struct { int op; const char *name; int fixed; } ops[] = {
+		{ IORING_OP_STATX, "STATX", 0 }, { IORING_OP_OPENAT, "OPENAT", 0 },
+		{ IORING_OP_READ, "READ", 0 }, { IORING_OP_WRITE, "WRITE", 0 },
+		{ IORING_OP_CLOSE, "CLOSE", 0 }, { IORING_OP_UNLINKAT, "UNLINKAT", 0 },
+		{ IORING_OP_READ_FIXED, "READ_FIXED", 1 },
+		{ IORING_OP_WRITE_FIXED, "WRITE_FIXED", 1 },
 	};
 	struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
-	size_t i, n = sizeof(ops) / sizeof(ops[0]) - (regbufs ? 0 : 2);
+	size_t i, n = sizeof(ops) / sizeof(ops[0]);
 	int ret = 0;
 
 	if (!probe)
-		return mdfio_say("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
+		return mdfio_error("this kernel cannot list its io_uring opcodes (IORING_REGISTER_PROBE, Linux 5.6), which mdfio-uring checks; use mdfio-posix");
 	for (i = 0; i < n && !ret; i++)
-		if (!io_uring_opcode_supported(probe, ops[i].op))
-			ret = mdfio_say("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
-					ops[i].name, i >= 6 ? " or registered_buffers=0" : "");
+		if ((regbufs || !ops[i].fixed) && !io_uring_opcode_supported(probe, ops[i].op))
+			ret = mdfio_error("this kernel's io_uring has no IORING_OP_%s (mdfio-uring needs it); use mdfio-posix%s",
+					ops[i].name, ops[i].fixed ? " or fixedbufs=0" : "");
 	io_uring_free_probe(probe);
 	return ret;
 }
@@ -336,7 +315,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 	int ret = io_uring_register_files_sparse(&ur->ring, n), res[2] = { 0, 0 }, i;
 
 	if (ret)
-		return mdfio_say("linked=1: cannot register %u direct descriptors: %s; set linked=0",
+		return mdfio_error("linked=1: cannot register %u direct descriptors: %s; set linked=0",
 				 n, strerror(-ret));
 	sqe = io_uring_get_sqe(&ur->ring);
 	io_uring_prep_openat_direct(sqe, AT_FDCWD, root, O_RDONLY | O_DIRECTORY, 0, 0);
@@ -351,7 +330,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 		io_uring_cqe_seen(&ur->ring, cqe);
 	}
 	if (ret < 0 || res[0] < 0 || res[1] < 0)
-		return mdfio_say("linked=1: this kernel cannot open into a direct descriptor (%s; Linux 5.15); set linked=0",
+		return mdfio_error("linked=1: this kernel cannot open into a direct descriptor (%s; Linux 5.15); set linked=0",
 				 strerror(ret < 0 ? -ret : res[0] < 0 ? -res[0] : -res[1]));
 	return 0;
 }
@@ -364,7 +343,7 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	int ret;
 
 	if (!iov)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	for (i = 0; i < n; i++) {
 		iov[2 * i] = (struct iovec){ units[i].rbuf, units[i].buf_len };
 		iov[2 * i + 1] = (struct iovec){ units[i].wbuf, units[i].buf_len };
@@ -372,7 +351,7 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	ret = io_uring_register_buffers(&ur->ring, iov, 2 * n);
 	free(iov);
 	if (ret)
-		return mdfio_say("registered_buffers=1: cannot register %u buffers of %zu bytes: %s; set registered_buffers=0%s",
+		return mdfio_error("fixedbufs=1: cannot register %u buffers of %zu bytes: %s; set fixedbufs=0%s",
 				 2 * n, units[0].buf_len, strerror(-ret),
 				 ret == -ENOMEM ? " or raise the locked-memory limit (ulimit -l)" : "");
 	return 0;
@@ -399,31 +378,31 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	int ret;
 
 	if (!ur)
-		return mdfio_say("out of memory");
+		return mdfio_error("out of memory");
 	*priv = ur;
 	ur->td = td;
 	ur->linked = o->linked;
-	ur->regbufs = o->registered_buffers;
+	ur->regbufs = o->fixedbufs;
 	ur->slot = calloc(n, sizeof(*ur->slot));
 	ur->unsent = calloc(n, sizeof(*ur->unsent));
 	if (!ur->slot || !ur->unsent)
-		return mdfio_say("out of memory for iodepth=%u", n);
+		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	if (o->sqpoll) {
+	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
 	}
 	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
-		return mdfio_say("cannot set up an io_uring of %u entries%s: %s",
-				 3 * n, o->sqpoll ? " with sqpoll=1" : "", strerror(-ret));
+		return mdfio_error("cannot set up an io_uring of %u entries%s: %s",
+				 3 * n, o->sqthread_poll ? " with sqthread_poll=1" : "", strerror(-ret));
 	}
 	if (need_opcodes(&ur->ring, ur->regbufs))
 		return 1;
 	if (ur->linked && !(p.features & IORING_FEAT_CQE_SKIP))
-		return mdfio_say("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
+		return mdfio_error("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
 	if (ur->linked && need_direct(ur, td->o.directory, n))
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
@@ -431,32 +410,37 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 	return 0;
 }
 
-MDFIO_U32_OPT(cb_linked, "linked", struct uring_options, linked, 0, 1)
-MDFIO_U32_OPT(cb_regbufs, "registered_buffers", struct uring_options, registered_buffers, 0, 1)
-MDFIO_U32_OPT(cb_sqpoll, "sqpoll", struct uring_options, sqpoll, 0, 1)
+#define URING_BOOL(n, field, defv, text) {				\
+	.name = n, .lname = n, .type = FIO_OPT_BOOL,			\
+	.off1 = offsetof(struct uring_options, field), .def = defv,	\
+	.help = text, .category = FIO_OPT_C_ENGINE,			\
+	.group = FIO_OPT_G_IOURING }
 
+/* fixedbufs and sqthread_poll are fio's io_uring names for the same
+ * switches; linked has no counterpart there (its direct descriptors exist
+ * only to carry a chain) */
 static const struct fio_option uring_options[] = {
-	MDFIO_OPT("linked", cb_linked, "1",
-		  "1: open, read/write and close of an object as one linked chain on a direct descriptor; 0: one call at a time on a plain descriptor"),
-	MDFIO_OPT("registered_buffers", cb_regbufs, "1",
-		  "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
-	MDFIO_OPT("sqpoll", cb_sqpoll, "0",
-		  "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	URING_BOOL("linked", linked, "1",
+		   "Open, read/write and close of an object as one linked chain on a direct descriptor (0: one call at a time on a plain descriptor)"),
+	URING_BOOL("fixedbufs", fixedbufs, "1",
+		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
+	URING_BOOL("sqthread_poll", sqthread_poll, "0",
+		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	{ .name = NULL },
 };
 
 static const struct mdfio_backend uring_backend = {
 	.name = "mdfio-uring",
-	.queue = uring_queue,
+	.start = uring_start,
 	.commit = uring_commit,
-	.getevents = uring_getevents,
+	.reap = uring_reap,
 	.init = uring_setup_ring,
 	.exit = uring_exit,
 	.options = uring_options,
 	.option_struct_size = sizeof(struct uring_options),
 };
 
-void get_ioengine(struct ioengine_ops **ops);
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
 	mdfio_get_ioengine(ops, &uring_backend);

@@ -282,6 +282,12 @@ def test_enghelp_lists_every_option(engine):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
 
 
+def test_enghelp_shows_repeat_as_an_integer_with_its_range():
+    out = subprocess.run(["fio", f"--enghelp={engine_path()},repeat"], capture_output=True, text=True,
+                         env=fio_env()).stdout
+    assert "type: integer" in out and "range: min=1, max=1000000" in out, out
+
+
 def test_verify_read_catches_a_foreign_object(tmpfs, tmp_path, engine):
     opts = dict(numjobs=2, datasets=2, precreate_per_set=P, steps_per_set=I, verify_read=1)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)

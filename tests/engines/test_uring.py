@@ -35,19 +35,19 @@ def test_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked):
     assert os.listdir(tmpfs) == []
 
 
-@pytest.mark.parametrize("linked,registered_buffers,sqpoll", list(itertools.product([0, 1], repeat=3)))
-def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, registered_buffers, sqpoll):
+@pytest.mark.parametrize("linked,fixedbufs,sqthread_poll", list(itertools.product([0, 1], repeat=3)))
+def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, fixedbufs, sqthread_poll):
     n, d, p = 2, 3, 30
     opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, verify_read=1, iodepth=16,
-                linked=linked, registered_buffers=registered_buffers, sqpoll=sqpoll)
+                linked=linked, fixedbufs=fixedbufs, sqthread_poll=sqthread_poll)
     run_fio(job(["precreate"], tmpfs, engine="uring", **opts), tmp_path, check=True)
     trace = tmp_path / "setup.strace"
     run = run_fio(job(["benchmark"], tmpfs, engine="uring", **opts), tmp_path, check=True,
                   prefix=["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=io_uring_setup,io_uring_register"])
     calls = trace.read_text()
     # each switch really reaches the kernel, in every rank's ring
-    assert calls.count("IORING_SETUP_SQPOLL") == (n if sqpoll else 0), calls
-    assert calls.count("IORING_REGISTER_BUFFERS") == (n if registered_buffers else 0), calls
+    assert calls.count("IORING_SETUP_SQPOLL") == (n if sqthread_poll else 0), calls
+    assert calls.count("IORING_REGISTER_BUFFERS") == (n if fixedbufs else 0), calls
     assert calls.count("IORING_REGISTER_FILES") == (n if linked else 0), calls
     assert namespace(tmpfs) == expected(n, d, p, p)
     assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p
@@ -75,28 +75,37 @@ def test_a_missing_opcode_is_one_line_at_job_start(tmpfs, tmp_path, name):
         lines = run.mdfio_lines()
         assert len(lines) == 1 and f"io_uring has no IORING_OP_{name} (mdfio-uring needs it); use mdfio-posix" in lines[0], \
             run.stderr
-        assert ("registered_buffers=0" in lines[0]) == name.endswith("_FIXED")
+        assert ("fixedbufs=0" in lines[0]) == name.endswith("_FIXED")
         # refused before the phase was entered: nothing moved
         assert (tmpfs / "mdfio.status").read_text() == status
         assert namespace(tmpfs) == before
-    # without the fixed opcodes, registered_buffers=0 needs none of them
+    # without the fixed opcodes, fixedbufs=0 needs none of them
     if name.endswith("_FIXED"):
-        run_fio(job(["benchmark"], tmpfs, engine="uring", registered_buffers=0, **opts), tmp_path,
+        run_fio(job(["benchmark"], tmpfs, engine="uring", fixedbufs=0, **opts), tmp_path,
                 check=True, env={"LD_PRELOAD": preload, "MDFIO_HIDE_OPCODE": str(OPCODES[name])})
     run_fio(job(["cleanup"], tmpfs, engine="uring", **opts), tmp_path, check=True)
 
 
-@pytest.mark.parametrize("option", ["linked", "registered_buffers", "sqpoll"])
-def test_bad_feature_value_gives_one_clear_line(tmpfs, tmp_path, option):
+@pytest.mark.parametrize("option", ["linked", "fixedbufs", "sqthread_poll"])
+def test_bad_feature_value_is_refused_by_fio_naming_the_option(tmpfs, tmp_path, option):
+    """The switches are fio booleans: fio's parser refuses other values
+    before the engine runs."""
     run = run_fio(job(["precreate"], tmpfs, engine="uring", **{option: 2}), tmp_path, check=False)
     assert run.rc != 0
-    lines = run.mdfio_lines()
-    assert len(lines) == 1 and f"{option}=2: expected an integer from 0 to 1" in lines[0], run.stderr
+    assert "max value out of range: 2 (1 max)" in run.stderr and f"failed parsing {option}" in run.stderr, \
+        run.stderr
     assert os.listdir(tmpfs) == []
 
 
 def test_enghelp_lists_the_ring_options():
     out = subprocess.run(["fio", f"--enghelp={engine_path('uring')}"], capture_output=True, text=True,
                          env=fio_env()).stdout
-    for opt in ("linked", "registered_buffers", "sqpoll", "phase", "datasets"):
+    for opt in ("linked", "fixedbufs", "sqthread_poll", "phase", "datasets"):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
+
+
+@pytest.mark.parametrize("option", ["linked", "fixedbufs", "sqthread_poll"])
+def test_enghelp_shows_the_switches_as_booleans(option):
+    out = subprocess.run(["fio", f"--enghelp={engine_path('uring')},{option}"], capture_output=True, text=True,
+                         env=fio_env()).stdout
+    assert re.search(r"type: boolean", out), out

@@ -1,0 +1,149 @@
+/* The core's private state of one job (one rank), shared by the files of the
+ * core (core.c, options.c, phase.c, latency_log.c, recover.c) and by no
+ * backend: a backend sees only core.h. */
+#ifndef MDFIO_JOB_H
+#define MDFIO_JOB_H
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core.h"
+
+/* Where a request of a unit points: our own dataset d, or the dataset d of
+ * the rank a benchmark step reads from or writes to. */
+enum mdfio_target { MDFIO_OWN, MDFIO_READ_FROM, MDFIO_WRITE_TO, MDFIO_TARGET_NR };
+
+/* One request of a unit: its operation, and the object it works on. */
+struct mdfio_step {
+	enum mdfio_op op;
+	enum mdfio_target target;
+	/* the object is the unit's index + precreate_per_set: the one a
+	 * benchmark step creates at the far end of the FIFO */
+	int ahead;
+};
+
+/* What each phase is; every difference between the phases lives here. */
+struct mdfio_phase_desc {
+	const char *unit;		/* what one unit is, for messages */
+	/* fio's data direction that carries the headline count, its rw=
+	 * setting and that setting's name */
+	enum fio_ddir ddir;
+	enum td_ddir rw;
+	const char *rw_name;
+	/* units per dataset: steps_per_set (else precreate_per_set) */
+	int per_set_is_steps;
+	/* unit k is object k % P of dataset k / P (else dataset k % D,
+	 * object k / D: the datasets advance together) */
+	int dataset_major;
+	/* a unit's requests, in order */
+	struct mdfio_step steps[4];
+	unsigned int nr_steps;
+	/* a read_only job stops its units after this many requests */
+	unsigned int nr_steps_read_only;
+	/* md-workbench's latency log name of each operation (NULL: none) */
+	const char *log_name[MDFIO_OP_NR];
+	/* its logs' names need no FIFO position: they are created before the
+	 * status exists, so that one that cannot be made leaves nothing */
+	int logs_before_status;
+	int makes_datasets, removes_datasets;
+	/* the rank's state in the status file while in it, and after it */
+	enum mdfio_rank_state working, done;
+	/* a completed phase moves the rank's FIFO position by steps_per_set */
+	int advances;
+};
+
+extern const struct mdfio_phase_desc mdfio_phases[];
+
+struct mdfio_op_errors {
+	uint64_t count;
+	int first_errno;
+	char first_path[PATH_MAX];
+};
+
+struct mdfio_dataset {
+	char *path;
+	size_t len;
+	uint32_t rank;
+	uint64_t objects_left;	/* cleanup: objects not yet deleted */
+};
+
+struct mdfio_job {
+	const struct mdfio_backend *be;
+	void *priv;
+	enum mdfio_phase phase;
+	const struct mdfio_phase_desc *ph;
+	unsigned int nr_steps;	/* requests per unit (read_only: fewer) */
+	uint32_t rank, ranks, datasets, offset;
+	uint64_t precreate, steps, start, pos;
+	size_t size;
+	int read_only, verify, recover;
+	char root[PATH_MAX];
+	char status_path[PATH_MAX];
+	char run[MDFIO_RUN_LEN];
+	/* units of the phase: handed out, finished */
+	uint64_t units, next, finished;
+	/* for each target, each d's dataset (paths built once; a request only
+	 * appends the object) */
+	struct mdfio_dataset *dsets[MDFIO_TARGET_NR];
+	char *dset_paths;
+	char path[PATH_MAX];
+	uint8_t *ref;		/* the filler every object shares */
+	/* units in flight: at most iodepth */
+	struct mdfio_unit *unit, *free_unit;
+	unsigned int nr_units, in_flight;
+	uint8_t *bufs;
+	struct io_u **events;
+	unsigned int nr_events;
+	struct mdfio_op_errors op[MDFIO_OP_NR];
+	uint64_t dsets_err;
+	int entered;
+	/* per-operation latency log (md-workbench -L), streamed */
+	FILE *log[MDFIO_OP_NR];
+	char log_prefix[PATH_MAX];
+	uint64_t log_iter, log_t0;
+	/* units per io_u of a synchronous interface, and a failed unit
+	 * waiting for an io_u of its own (see engine_queue) */
+	unsigned int per_io_u;
+	int held_failure;
+	/* recovery: the dataset being read and its directory stream */
+	uint32_t rec_d;
+	DIR *rec_dir;
+	uint64_t rec_found;	/* objects found in this pass over rec_dir */
+};
+
+extern const char *const mdfio_op_names[MDFIO_OP_NR];
+
+/* options.c */
+extern const struct fio_option mdfio_core_options[];
+int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
+uint64_t mdfio_phase_units(const struct mdfio_options *eo);
+/* copies the value of a "value|default" option into out */
+void mdfio_option_value(const char *s, char *out, size_t len);
+
+/* phase.c: the status protocol */
+struct thread_data *mdfio_job_parent(struct thread_data *td);
+void mdfio_make_run_id(struct thread_data *td, char *out);
+int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
+int mdfio_leave_phase(struct mdfio_job *j, int complete);
+
+/* latency_log.c */
+int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat);
+void mdfio_close_logs(struct mdfio_job *j, int discard);
+void mdfio_merge_logs(struct mdfio_job *j);
+
+/* recover.c: a cleanup that cannot trust the status */
+uint64_t mdfio_count_objects(struct mdfio_job *j);
+void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
+		       struct io_u *io_u);
+
+/* core.c */
+void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
+		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		      const char *path);
+void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
+			  uint32_t d);
+void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j);
+
+#endif

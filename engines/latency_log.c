@@ -1,0 +1,120 @@
+/* The latency logs of a job (md-workbench -L): named per phase and rank,
+ * opened on entering the phase, merged by the last rank out. The file
+ * format is oplog.c's. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "oplog.h"
+
+/* md-workbench's file name of an operation in a phase; NULL: not logged. */
+static const char *log_name(const struct mdfio_job *j, enum mdfio_op op)
+{
+	unsigned int s;
+
+	/* only what the job's units do (read_only: no create, no delete) */
+	for (s = 0; s < j->nr_steps; s++)
+		if (j->ph->steps[s].op == op)
+			return j->ph->log_name[op];
+	return NULL;
+}
+
+/* Rank r's log of an operation of this phase; 0 if the name does not fit. */
+static size_t rank_log_path(const struct mdfio_job *j, const char *name,
+			    uint32_t rank, char *buf, size_t len)
+{
+	char suffix[32];
+
+	snprintf(suffix, sizeof(suffix), "-rank%" PRIu32, rank);
+	return mdfio_oplog_path(buf, len, j->log_prefix, j->log_iter, name, suffix);
+}
+
+/* Closes the logs; with discard (the phase was refused) also removes the
+ * files this rank just created. */
+void mdfio_close_logs(struct mdfio_job *j, int discard)
+{
+	char path[PATH_MAX];
+	int op;
+
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		if (!j->log[op])
+			continue;
+		if (fclose(j->log[op]))
+			mdfio_error("latency log of %s: %s", mdfio_op_names[op], strerror(errno));
+		j->log[op] = NULL;
+		if (discard && rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank,
+					     path, sizeof(path)))
+			unlink(path);
+	}
+}
+
+int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat)
+{
+	char path[PATH_MAX];
+	int op;
+
+	if (!j->log_prefix[0])
+		return 0;
+	/* md-workbench's iteration: 0 for precreate, then one per benchmark
+	 * run; cleanup gets the next */
+	j->log_iter = j->ph->logs_before_status ? 0 : (j->pos - j->start) / j->steps;
+	if (j->ph->advances && j->read_only)
+		j->log_iter += repeat - 1;
+	for (op = 0; op < MDFIO_OP_NR; op++) {
+		const char *name = log_name(j, (enum mdfio_op)op);
+
+		if (!name)
+			continue;
+		if (!rank_log_path(j, name, j->rank, path, sizeof(path))) {
+			mdfio_close_logs(j, 1);
+			return mdfio_error("latency_log=%s: path too long", j->log_prefix);
+		}
+		j->log[op] = mdfio_oplog_create(path);
+		if (!j->log[op]) {
+			int err = errno;
+
+			mdfio_close_logs(j, 1);
+			return mdfio_error("latency_log: cannot create %s: %s%s", path, strerror(err),
+					 err == EEXIST ? " (mdfio never replaces a file: remove it or use another prefix)" : "");
+		}
+	}
+	return 0;
+}
+
+/* The last rank out merges every rank's log of each operation into the
+ * "-all" file and links rank 0's under md-workbench's plain name. */
+void mdfio_merge_logs(struct mdfio_job *j)
+{
+	char out[PATH_MAX], plain[PATH_MAX];
+	char **in = calloc(j->ranks, sizeof(char *));
+	char *paths = malloc((size_t)j->ranks * PATH_MAX);
+	uint32_t r;
+	int op, err;
+
+	for (r = 0; in && paths && r < j->ranks; r++)
+		in[r] = paths + (size_t)r * PATH_MAX;
+	for (op = 0; in && paths && op < MDFIO_OP_NR; op++) {
+		const char *name = log_name(j, (enum mdfio_op)op);
+
+		if (!name)
+			continue;
+		for (r = 0; r < j->ranks; r++)
+			rank_log_path(j, name, r, in[r], PATH_MAX);
+		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
+		err = mdfio_oplog_merge(out, in, j->ranks);
+		if (err)
+			mdfio_error("latency log %s: %s", out, strerror(err));
+		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
+		if (link(in[0], plain))
+			mdfio_error("latency log %s: %s", plain, strerror(errno));
+	}
+	if (!in || !paths)
+		mdfio_error("out of memory merging the latency logs");
+	free(paths);
+	free(in);
+}
+

@@ -1,0 +1,240 @@
+/* The engine options every mdfio engine has, and the checks of fio's own
+ * options against what a phase needs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+#define MDFIO_REPEATS_MAX 1000000
+
+int mdfio_error(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_err("mdfio: %s\n", buf);
+	return 1;
+}
+
+/* "value|default": a jobfile writes datasets=${MDW_D}|10 because fio turns an
+ * unset variable into "" and rejects empty values. */
+static const char *pick(const char *s, char *buf, size_t len)
+{
+	const char *bar = strchr(s, '|');
+
+	if (!bar)
+		return s;
+	if (bar != s) {
+		size_t n = (size_t)(bar - s);
+
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		return buf;
+	}
+	return bar + 1;
+}
+
+void mdfio_option_value(const char *s, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+
+	snprintf(out, len, "%s", pick(s, buf, sizeof(buf)));
+}
+
+int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
+		    uint64_t max, uint64_t *out)
+{
+	char buf[256], *end;
+	const char *v = pick(s, buf, sizeof(buf));
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || *end || errno || x < min || x > max)
+		return mdfio_error("%s=%s: expected an integer from %" PRIu64
+				 " to %" PRIu64, name, s, min, max);
+	*out = x;
+	return 0;
+}
+
+static struct mdfio_options *opts_of(void *data)
+{
+	return data;
+}
+
+#define U64_OPT(fn, name, field, lo, hi)				\
+static int fn(void *data, const char *s)				\
+{									\
+	uint64_t v;							\
+	if (mdfio_parse_u64(name, s, lo, hi, &v))			\
+		return 1;						\
+	opts_of(data)->field = v;					\
+	return 0;							\
+}
+
+MDFIO_U32_OPT(cb_datasets, "datasets", struct mdfio_options, datasets, 1, UINT32_MAX)
+MDFIO_U32_OPT(cb_rank_offset, "rank_offset", struct mdfio_options, rank_offset, 0, UINT32_MAX)
+MDFIO_U32_OPT(cb_read_only, "read_only", struct mdfio_options, read_only, 0, 1)
+MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 0, 1)
+MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
+U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
+U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
+U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
+
+static int cb_phase(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[64];
+	const char *v = pick(s, buf, sizeof(buf));
+	enum mdfio_phase ph;
+
+	for (ph = MDFIO_PRECREATE; ph <= MDFIO_CLEANUP; ph++) {
+		if (strcmp(v, mdfio_phase_name(ph)))
+			continue;
+		opts_of(data)->phase = ph + 1;
+		if (!td)
+			return 0;
+		/* the phase owns the headline direction (fio parses engine
+		 * options last, so a contradicting rw= is already known) */
+		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != mdfio_phases[ph].rw)
+			return mdfio_error("phase=%s reports its count as rw=%s; remove the rw= option",
+					 v, mdfio_phases[ph].rw_name);
+		td->o.td_ddir = mdfio_phases[ph].rw;
+		return 0;
+	}
+	return mdfio_error("phase=%s: expected precreate, benchmark or cleanup", s);
+}
+
+/* ranks, object_size and root set fio's own numjobs, bs and directory; they
+ * exist only so that a jobfile can give those a default (see pick()). */
+static int cb_ranks(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	uint64_t v;
+
+	if (mdfio_parse_u64("ranks", s, 1, 1u << 20, &v))
+		return 1;
+	if (td)
+		td->o.numjobs = (unsigned int)v;
+	return 0;
+}
+
+static int cb_object_size(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	uint64_t v;
+	int d;
+
+	if (mdfio_parse_u64("object_size", s, 1, 1u << 30, &v))
+		return 1;
+	for (d = 0; td && d < DDIR_RWDIR_CNT; d++)
+		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = v;
+	return 0;
+}
+
+static int cb_root(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[PATH_MAX];
+	const char *v = pick(s, buf, sizeof(buf));
+
+	if (!*v)
+		return mdfio_error("root=%s: expected a directory", s);
+	if (td) {
+		free(td->o.directory);
+		td->o.directory = strdup(v);
+	}
+	return 0;
+}
+
+const struct fio_option mdfio_core_options[] = {
+	MDFIO_OPT("phase", cb_phase, NULL,
+	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
+	MDFIO_OPT("datasets", cb_datasets, "10",
+	    "Datasets (directories) per rank, md-workbench -D"),
+	MDFIO_OPT("precreate_per_set", cb_precreate, "3000",
+	    "Objects per dataset, the FIFO depth, md-workbench -P"),
+	MDFIO_OPT("steps_per_set", cb_steps, "1000",
+	    "Benchmark steps per dataset per run, md-workbench -I"),
+	MDFIO_OPT("rank_offset", cb_rank_offset, "1",
+	    "Rank distance to the datasets read and written, md-workbench -O"),
+	MDFIO_OPT("start_index", cb_start_index, "0",
+	    "Index of the first object, md-workbench --start-item"),
+	MDFIO_OPT("read_only", cb_read_only, "0",
+	    "1: benchmark only stats and reads, md-workbench --read-only"),
+	MDFIO_OPT("verify_read", cb_verify_read, "0",
+	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
+	{
+		/* a jobfile names each section's repeat literally */
+		.name = "repeat", .lname = "repeat", .type = FIO_OPT_INT,
+		.off1 = offsetof(struct mdfio_options, repeat),
+		.minval = 1, .maxval = MDFIO_REPEATS_MAX, .def = "1",
+		.help = "Which benchmark repeat this job section is (1, 2, ...)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
+	MDFIO_OPT("repeats", cb_repeats, "1",
+	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
+	{
+		.name = "latency_log", .lname = "latency_log",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct mdfio_options, latency_log),
+		.help = "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
+	MDFIO_OPT("ranks", cb_ranks, NULL,
+	    "Sets numjobs (the number of ranks); accepts value|default"),
+	MDFIO_OPT("object_size", cb_object_size, NULL,
+	    "Sets bs (bytes per object, md-workbench -S); accepts value|default"),
+	MDFIO_OPT("root", cb_root, NULL,
+	    "Sets directory (the namespace root, md-workbench -o); accepts value|default"),
+	{ .name = NULL },
+};
+
+int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph)
+{
+	struct thread_options *o = &td->o;
+	enum fio_ddir dd = mdfio_phases[ph].ddir;
+
+	/* a job section's rw= can contradict a phase= from [global] */
+	if (o->td_ddir != mdfio_phases[ph].rw)
+		return mdfio_error("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
+				 mdfio_phase_name(ph), mdfio_phases[ph].rw_name, mdfio_phases[ph].rw_name);
+	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
+		return mdfio_error("bs must be one fixed size (the object size), not a range");
+	/* fio has set size itself by now (setup runs first), so ask the
+	 * parser whether the user gave it */
+	if (fio_option_is_set(o, size) || fio_option_is_set(o, io_size))
+		return mdfio_error("size/io_size must not be set: the phase decides how many objects and steps there are");
+	if (o->timeout || o->time_based)
+		return mdfio_error("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
+	if (o->number_ios)
+		return mdfio_error("number_ios must not be set: use steps_per_set");
+	if (o->loops > 1)
+		return mdfio_error("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
+	if (o->nr_files > 1)
+		return mdfio_error("nrfiles must be 1: objects are not fio files");
+	if (!o->directory || !*o->directory)
+		return mdfio_error("directory= (or root=) is required: the namespace root");
+	if (strchr(o->directory, ':'))
+		return mdfio_error("directory=%s: one directory only (no ':' list)",
+				 o->directory);
+	return 0;
+}
+
+uint64_t mdfio_phase_units(const struct mdfio_options *eo)
+{
+	/* phase unset: refused later, by init */
+	int steps = eo->phase && mdfio_phases[eo->phase - 1].per_set_is_steps;
+	uint64_t per_set = steps ? eo->steps : eo->precreate;
+	return per_set * eo->datasets;
+}
+

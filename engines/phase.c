@@ -1,0 +1,279 @@
+/* The phase protocol over the status file (status.c): a rank enters a phase
+ * after checking that the namespace is what the job expects, and leaves it
+ * recording how far it got. Also the table of what each phase is. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "namespace.h"
+
+const char *const mdfio_op_names[MDFIO_OP_NR] = {
+	[MDFIO_OP_CREATE] = "create", [MDFIO_OP_STAT] = "stat",
+	[MDFIO_OP_READ] = "read", [MDFIO_OP_DELETE] = "delete",
+};
+
+const struct mdfio_phase_desc mdfio_phases[] = {
+	[MDFIO_PRECREATE] = {
+		.unit = "create",
+		.ddir = DDIR_WRITE, .rw = TD_DDIR_WRITE, .rw_name = "write",
+		.steps = { { MDFIO_OP_CREATE, MDFIO_OWN, 0 } },
+		.nr_steps = 1, .nr_steps_read_only = 1,
+		.log_name = { [MDFIO_OP_CREATE] = "precreate" },
+		.logs_before_status = 1, .makes_datasets = 1,
+		.working = MDFIO_RS_PRECREATING, .done = MDFIO_RS_READY,
+	},
+	/* one md-workbench step: stat, read, delete an object of the read
+	 * rank, create one for the write rank; read_only stops after the
+	 * read */
+	[MDFIO_BENCHMARK] = {
+		.unit = "step",
+		.ddir = DDIR_READ, .rw = TD_DDIR_READ, .rw_name = "read",
+		.per_set_is_steps = 1,
+		.steps = {
+			{ MDFIO_OP_STAT, MDFIO_READ_FROM, 0 },
+			{ MDFIO_OP_READ, MDFIO_READ_FROM, 0 },
+			{ MDFIO_OP_DELETE, MDFIO_READ_FROM, 0 },
+			{ MDFIO_OP_CREATE, MDFIO_WRITE_TO, 1 },
+		},
+		.nr_steps = 4, .nr_steps_read_only = 2,
+		.log_name = { [MDFIO_OP_CREATE] = "create", [MDFIO_OP_STAT] = "stat",
+			      [MDFIO_OP_READ] = "read", [MDFIO_OP_DELETE] = "delete" },
+		.working = MDFIO_RS_BENCHMARKING, .done = MDFIO_RS_READY,
+		.advances = 1,
+	},
+	[MDFIO_CLEANUP] = {
+		.unit = "delete",
+		.ddir = DDIR_TRIM, .rw = TD_DDIR_TRIM, .rw_name = "trim",
+		.dataset_major = 1,
+		.steps = { { MDFIO_OP_DELETE, MDFIO_OWN, 0 } },
+		.nr_steps = 1, .nr_steps_read_only = 1,
+		.log_name = { [MDFIO_OP_DELETE] = "cleanup" },
+		.removes_datasets = 1,
+		.working = MDFIO_RS_CLEANING, .done = MDFIO_RS_CLEANED,
+	},
+};
+
+/* The job a clone was made from: fio gives clones numjobs=1 and places them
+ * right after their parent (subjob 0), which keeps the real numjobs. */
+struct thread_data *mdfio_job_parent(struct thread_data *td)
+{
+	struct thread_data *t, *parent = td;
+	int i;
+
+	if (!td->subjob_number)
+		return td;
+	for_each_td(t, i) {
+		if (t->thread_number > td->thread_number)
+			break;
+		if (!t->subjob_number)
+			parent = t;
+	}
+	return parent;
+}
+
+/* Names the job (not the clone): the fio process, its start time, and the
+ * job's first thread. Clones of one job share it; a later job or another fio
+ * invocation gets a different one. */
+void mdfio_make_run_id(struct thread_data *td, char *out)
+{
+	pid_t fio = td->o.use_thread ? getpid() : getppid();
+	unsigned long long start = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)fio);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+			int i;
+
+			for (i = 0; p && i < 20; i++)
+				p = strchr(p + 1, ' ');
+			if (p)
+				start = strtoull(p + 1, NULL, 10);
+		}
+		fclose(f);
+	}
+	snprintf(out, MDFIO_RUN_LEN, "%d.%llu.%u", (int)fio, start,
+		 mdfio_job_parent(td)->thread_number);
+}
+
+/* Returns 0 if no dataset name of any rank exists yet, else writes the
+ * first existing path into p. */
+static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
+{
+	struct stat sb;
+	uint32_t r, d;
+
+	for (r = 0; r < j->ranks; r++) {
+		for (d = 0; d < j->datasets; d++) {
+			mdfio_dataset_path(p, len, j->root, r, d);
+			if (!lstat(p, &sb) || errno != ENOENT)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
+{
+	uint32_t r;
+
+	st->ranks = j->ranks;
+	st->datasets = j->datasets;
+	st->precreate = j->precreate;
+	st->object_size = j->size;
+	st->start = j->start;
+	for (r = 0; r < j->ranks; r++) {
+		st->rank[r].state = MDFIO_RS_PRECREATING;
+		st->rank[r].pos = j->start;
+		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
+	}
+}
+
+static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
+{
+	if (st->ranks != j->ranks)
+		return mdfio_error("%s was made with %" PRIu32 " ranks; this job has numjobs=%" PRIu32,
+				 j->status_path, st->ranks, j->ranks);
+	if (st->datasets != j->datasets)
+		return mdfio_error("%s was made with datasets=%" PRIu32 "; this job has datasets=%" PRIu32,
+				 j->status_path, st->datasets, j->datasets);
+	if (st->precreate != j->precreate)
+		return mdfio_error("%s was made with precreate_per_set=%" PRIu64 "; this job has %" PRIu64,
+				 j->status_path, st->precreate, j->precreate);
+	if (st->object_size != j->size)
+		return mdfio_error("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
+				 j->status_path, st->object_size, j->size);
+	return 0;
+}
+
+/* Enters the phase: checks the status and marks this rank as working. */
+int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
+{
+	struct mdfio_status st = { 0 };
+	char msg[512];
+	int fd, err, have, ret = 1;
+
+	/* a precreate's logs are named before the status exists: a log that
+	 * cannot be made then leaves nothing behind */
+	if (j->ph->logs_before_status && mdfio_open_logs(j, repeat))
+		return 1;
+	for (;;) {
+		err = mdfio_status_lock(j->status_path, &fd);
+		if (err != ENOENT || !j->ph->makes_datasets)
+			break;
+		/* first rank of a new namespace: check, then create */
+		if (namespace_clear(j, j->path, sizeof(j->path))) {
+			/* a sibling may have created the status (and its
+			 * datasets) since we looked: look again */
+			if (!access(j->status_path, F_OK))
+				continue;
+			mdfio_close_logs(j, 1);
+			return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
+					 j->path);
+		}
+		st.rank = calloc(j->ranks, sizeof(*st.rank));
+		if (!st.rank) {
+			mdfio_close_logs(j, 1);
+			return mdfio_error("out of memory");
+		}
+		fill_status(j, &st);
+		err = mdfio_status_create(j->status_path, &st);
+		mdfio_status_free(&st);
+		if (err && err != EEXIST) {
+			mdfio_close_logs(j, 1);
+			return mdfio_error("cannot create %s: %s", j->status_path,
+					 strerror(err));
+		}
+	}
+	have = !err;
+	if (err && err != ENOENT)
+		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
+	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
+		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
+		goto out;
+	}
+	if (have && status_mismatch(j, &st))
+		goto out;
+	if (mdfio_status_enter(have ? &st : NULL, j->phase, j->rank, j->run,
+			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
+			       msg, sizeof(msg))) {
+		mdfio_error("%s: %s", j->root, msg);
+		goto out;
+	}
+	/* the other phases' log names need the position; a log that cannot
+	 * be made leaves the status as it was */
+	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))
+		goto out;
+	st.rank[j->rank].state = j->ph->working;
+	st.rank[j->rank].pos = j->pos;
+	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
+	err = mdfio_status_write(fd, &st);
+	if (err) {
+		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
+		goto out;
+	}
+	j->entered = 1;
+	ret = 0;
+out:
+	if (ret)
+		mdfio_close_logs(j, 1);
+	mdfio_status_free(&st);
+	if (have)
+		mdfio_status_unlock(fd);
+	return ret;
+}
+
+/* Leaves the phase: records the new position; the last rank out of a
+ * cleanup that removed everything also removes the status file. */
+int mdfio_leave_phase(struct mdfio_job *j, int complete)
+{
+	struct mdfio_status st;
+	struct mdfio_rank_rec *me;
+	char msg[512];
+	uint32_t r, cleaned = 0;
+	int fd, err, last;
+
+	err = mdfio_status_lock(j->status_path, &fd);
+	if (err) {
+		mdfio_error("cannot reopen %s: %s", j->status_path, strerror(err));
+		return 0;
+	}
+	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
+		mdfio_error("%s: %s", j->status_path, msg);
+		mdfio_status_unlock(fd);
+		return 0;
+	}
+	if (strcmp(st.left_run, j->run)) {
+		st.left = 0;
+		snprintf(st.left_run, MDFIO_RUN_LEN, "%s", j->run);
+	}
+	last = ++st.left == st.ranks;
+	me = &st.rank[j->rank];
+	if (complete) {
+		me->state = j->ph->done;
+		if (j->ph->advances && !j->read_only)
+			me->pos = j->pos + j->steps;
+	}
+	/* every clone of this job passes here; one cleaned by an earlier job
+	 * may still be about to enter and read the status */
+	for (r = 0; r < st.ranks; r++)
+		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
+			   !strcmp(st.rank[r].run, j->run);
+	if (cleaned == st.ranks)
+		err = unlink(j->status_path) ? errno : 0;
+	else
+		err = mdfio_status_write(fd, &st);
+	if (err)
+		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
+	mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+	return last;
+}
+
