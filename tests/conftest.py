@@ -1,10 +1,10 @@
 """Shared fixtures: real fio, the engines of the build under test, and real
 file systems (tmpfs, loop devices) made and removed per test."""
-import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,9 +14,13 @@ ENGINE_DIR = Path(os.environ.get("MDFIO_ENGINE_DIR", Path(__file__).parent.paren
 SOURCE_ROOT = Path(os.environ.get("MDFIO_SOURCE_ROOT", Path(__file__).parent.parent))
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanitizer")
 
+# the package under test, from the source tree
+sys.path.insert(0, str(SOURCE_ROOT / "tools"))
+import mdfio.fio  # noqa: E402
+
 
 def engine_path(name="posix"):
-    path = ENGINE_DIR / f"mdfio-{name}.so"
+    path = mdfio.fio.engine_path(ENGINE_DIR, name)
     assert path.is_file(), f"{path} not built"
     return path
 
@@ -64,35 +68,13 @@ def fio_env(extra=None):
     return env
 
 
-class FioRun:
-    def __init__(self, proc, json_path):
-        self.rc = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        self.json = None
-        if json_path and json_path.exists() and json_path.stat().st_size:
-            text = json_path.read_text()
-            # engine messages may precede the JSON document
-            if "{" in text:
-                self.json = json.loads(text[text.index("{"):])
-
-    def jobs(self, name=None):
-        return [j for j in self.json["jobs"] if name is None or j["jobname"] == name]
-
-    def mdfio_lines(self):
-        return [l for l in self.stderr.splitlines() if l.startswith("mdfio:")]
-
-
 def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
-    """Runs fio on jobtext; returns a FioRun. Fails the test on any
-    sanitizer report."""
+    """Runs fio on jobtext (mdfio.fio.run, in the test's environment);
+    returns its FioRun. Fails the test on any sanitizer report, and with
+    check=True/False unless fio succeeded/failed."""
     jobfile = tmp_path / f"job-{len(list(tmp_path.glob('job-*.fio')))}.fio"
-    jobfile.write_text(jobtext)
-    out = jobfile.with_suffix(".json")
-    cmd = [*prefix, "fio", "--output-format=json", f"--output={out}", *args, str(jobfile)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=fio_env(env), timeout=600)
-    assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
-    run = FioRun(proc, out)
+    run = mdfio.fio.run(jobfile, jobtext, args=args, prefix=prefix, env=fio_env(env), timeout=600)
+    assert not SANITIZER_REPORT.search(run.stderr), run.stderr
     if check is not None:
         assert (run.rc == 0) == check, f"rc={run.rc}\n{run.stderr}"
     return run
@@ -100,14 +82,7 @@ def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
 
 def job(phases, root, engine="posix", numjobs=1, bs=3901, **opts):
     """A jobfile with one section per phase name ('benchmark' may repeat)."""
-    lines = ["[global]", f"ioengine=external:{engine_path(engine)}", f"directory={root}",
-             f"numjobs={numjobs}", f"bs={bs}"]
-    lines += [f"{k}={v}" for k, v in opts.items()]
-    for i, phase in enumerate(phases):
-        lines += ["", f"[{phase}-{i}]", f"phase={phase}"]
-        if i:
-            lines.append("stonewall")
-    return "\n".join(lines) + "\n"
+    return mdfio.fio.jobfile(phases, root, engine_path(engine), numjobs=numjobs, bs=bs, **opts)
 
 
 def namespace(root):
