@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,10 @@ import pytest
 ENGINE_DIR = Path(os.environ.get("MDFIO_ENGINE_DIR", Path(__file__).parent.parent / "build" / "engines"))
 SOURCE_ROOT = Path(os.environ.get("MDFIO_SOURCE_ROOT", Path(__file__).parent.parent))
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanitizer")
+
+# the package under test, from the source tree
+sys.path.insert(0, str(SOURCE_ROOT / "tools"))
+import mdfio.fio  # noqa: E402
 
 
 def need_root(what):
@@ -42,7 +47,7 @@ def io_uring_missing():
 def engine_path(name="posix"):
     if name == "uring" and io_uring_missing():
         pytest.skip(f"mdfio-uring needs io_uring: {io_uring_missing()}")
-    path = ENGINE_DIR / f"mdfio-{name}.so"
+    path = mdfio.fio.engine_path(ENGINE_DIR, name)
     assert path.is_file(), f"{path} not built"
     return path
 
@@ -95,35 +100,13 @@ def fio_env(extra=None):
     return env
 
 
-class FioRun:
-    def __init__(self, proc, json_path):
-        self.rc = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-        self.json = None
-        if json_path and json_path.exists() and json_path.stat().st_size:
-            text = json_path.read_text()
-            # engine messages may precede the JSON document
-            if "{" in text:
-                self.json = json.loads(text[text.index("{"):])
-
-    def jobs(self, name=None):
-        return [j for j in self.json["jobs"] if name is None or j["jobname"] == name]
-
-    def mdfio_lines(self):
-        return [l for l in self.stderr.splitlines() if l.startswith("mdfio:")]
-
-
 def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
-    """Runs fio on jobtext; returns a FioRun. Fails the test on any
-    sanitizer report."""
+    """Runs fio on jobtext (mdfio.fio.run, in the test's environment);
+    returns its FioRun. Fails the test on any sanitizer report, and with
+    check=True/False unless fio succeeded/failed."""
     jobfile = tmp_path / f"job-{len(list(tmp_path.glob('job-*.fio')))}.fio"
-    jobfile.write_text(jobtext)
-    out = jobfile.with_suffix(".json")
-    cmd = [*prefix, "fio", "--output-format=json", f"--output={out}", *args, str(jobfile)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=fio_env(env), timeout=600)
-    assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
-    run = FioRun(proc, out)
+    run = mdfio.fio.run(jobfile, jobtext, args=args, prefix=prefix, env=fio_env(env), timeout=600)
+    assert not SANITIZER_REPORT.search(run.stderr), run.stderr
     if check is not None:
         assert (run.rc == 0) == check, f"rc={run.rc}\n{run.stderr}"
     return run
@@ -131,14 +114,7 @@ def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
 
 def job(phases, root, engine="posix", numjobs=1, bs=3901, **opts):
     """A jobfile with one section per phase name ('benchmark' may repeat)."""
-    lines = ["[global]", f"ioengine=external:{engine_path(engine)}", f"directory={root}",
-             f"numjobs={numjobs}", f"bs={bs}"]
-    lines += [f"{k}={v}" for k, v in opts.items()]
-    for i, phase in enumerate(phases):
-        lines += ["", f"[{phase}-{i}]", f"phase={phase}"]
-        if i:
-            lines.append("stonewall")
-    return "\n".join(lines) + "\n"
+    return mdfio.fio.jobfile(phases, root, engine_path(engine), numjobs=numjobs, bs=bs, **opts)
 
 
 def namespace(root):

@@ -1,6 +1,7 @@
 """meson.build: a fio tree that cannot be built against stops `meson setup`
 with a message that says what to do."""
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -45,3 +46,22 @@ def test_every_test_file_is_a_meson_test():
     for path in sorted(tests_dir.rglob("test_*.c")):
         assert names.count(str(path.relative_to(tests_dir))) == 1, \
             f"{path.relative_to(tests_dir)} is not one meson test in tests/meson.build"
+
+
+def test_installed_scripts_find_the_package(tmp_path):
+    """meson install puts the package mdfio in Python's purelib directory
+    and tells the scripts where it is relative to themselves, so that they
+    run from any --prefix or --destdir."""
+    dest = tmp_path / "dest"
+    subprocess.run(["meson", "install", "-C", str(ENGINE_DIR.parent), "--no-rebuild", "--destdir", str(dest)],
+                   check=True, capture_output=True)
+    assert list(dest.rglob("mdfio/figures.py"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for name in ("mdfio-report", "mdfio-plot"):
+        [script] = dest.rglob(f"bin/{name}")
+        assert os.access(script, os.X_OK)
+        proc = subprocess.run([str(script), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0 and f"usage: {name}" in proc.stdout, proc.stderr
+    proc = subprocess.run([str(script.with_name("mdfio-report")), "-"], input="{}", cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("mdfio-report: <stdin>: "), proc.stderr

@@ -1,17 +1,34 @@
-"""bench/run on its tiny configuration: the harness runs and prints every
-table. Speed is never asserted here; bench/run itself measures it."""
+"""bench/run on its tiny configuration: the harness runs every section and
+writes its result files, Markdown and the same numbers as JSON. Speed is
+never asserted here; bench/run itself measures it."""
+import json
 import os
-import re
 import subprocess
 
 import pytest
 
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
+SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "scaling",
+            "callgrind")
+
+
+def is_spread(cell, signed=False):
+    """median [min, max] of repeated measurements, with every value."""
+    return (set(cell) == {"median", "min", "max", "values"} and cell["values"]
+            and cell["min"] == min(cell["values"]) and cell["max"] == max(cell["values"])
+            and cell["min"] <= cell["median"] <= cell["max"] and (signed or cell["min"] >= 0))
+
+
+def rows(doc, title_start):
+    tables = [t for t in doc["tables"] if t["title"].startswith(title_start)]
+    assert tables, [t["title"] for t in doc["tables"]]
+    return [r for t in tables for r in t["rows"]]
+
 
 @pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
                     reason="benchmarks measure the normal build; a sanitized one means nothing")
-def test_quick_bench_prints_every_table(request):
+def test_quick_bench_writes_every_section(request, tmp_path):
     need_root("bench/run mounts tmpfs and ext4")
     if io_uring_missing():
         pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
@@ -19,47 +36,89 @@ def test_quick_bench_prints_every_table(request):
     # a lock, while other test files may want it; bench/run then reuses it
     request.getfixturevalue("nr_ios_fio")
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
-    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick"], capture_output=True,
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--out", str(out)], capture_output=True,
                           text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout
-    pairs = out[out.index("### Engines against the bare loop"):]
-    pairs = pairs[:pairs.index("\n### ")]
-    assert len(re.findall(r"^\| (tmpfs|ext4) \| (mdfio-posix|mdfio-uring qd=1|mdfio-aio qd=1|loop \+ timer) \| "
-                          r"[0-9.]+ \[[0-9.]+, [0-9.]+\]", pairs, re.M)) == 8, out
+    docs = {}
+    for section in SECTIONS:
+        [md] = out.glob(f"????-??-??-{section}.md")
+        doc = json.loads(md.with_suffix(".json").read_text())
+        assert doc["section"] == section and doc["quick"] is True
+        assert doc["command"] == ["bench/run", "--quick", "--out", str(out)]
+        machine = doc["machine"]
+        assert machine["cpus"] == os.cpu_count() and machine["kernel"] == os.uname().release
+        assert machine["fio_version"].startswith("fio-")
+        assert machine["min_free_ms"] is None or isinstance(machine["min_free_ms"], int)
+        # the Markdown file has the same tables: under its heading, the
+        # columns, then a line per row starting with the row's first cell
+        lines = md.read_text().splitlines()
+        for table in doc["tables"]:
+            at = lines.index(f"### {table['title']}")
+            start = next(k for k in range(at, len(lines)) if lines[k] == "| " + " | ".join(table["columns"]) + " |")
+            body = [line for line in lines[start + 2:start + 2 + len(table["rows"])] if line.startswith("| ")]
+            assert [line.split(" | ")[0][2:] for line in body] == [str(r[table["columns"][0]]) for r in table["rows"]]
+        docs[section] = doc
+
+    phases = ("precreate", "benchmark", "cleanup")
+    pairs = rows(docs["pairs"], "Engines against the bare loop")
+    assert sorted((r["file system"], r["variant"]) for r in pairs) == sorted(
+        (fs, v) for fs in ("tmpfs", "ext4") for v in ("mdfio-posix", "mdfio-uring qd=1", "mdfio-aio qd=1",
+                                                      "loop + timer"))
+    assert all(is_spread(r[ph]) for r in pairs for ph in phases)
+    assert docs["pairs"]["facts"]["clock_read_ns"] > 0
+
     # free page reporting: the machine's setting and held back, or why not
-    ratio = r"[0-9.]+ \[[0-9.]+, [0-9.]+\]"     # median [min, max], of ratios or seconds
-    assert (len(re.findall(rf"^\| \d+ \| {ratio} \| {ratio} \| {ratio} \| {ratio} \| \d+ \|$", out, re.M)) == 2
-            or "nothing to measure" in out), out
+    if docs["free-pages"]["facts"].get("free_page_reporting") is False:
+        assert not docs["free-pages"]["tables"]
+    else:
+        free = rows(docs["free-pages"], "Free page reporting")
+        assert len(free) == 2
+        assert all(is_spread(r[k]) for r in free for k in ("1st", "2nd", "3rd", "4th"))
+
     # the fio patch: three fio builds against the loop, then instructions
-    patched = out[out.index("### mdfio-posix in a fio that counts several I/Os per io_u"):]
-    patched = patched[:patched.index("\n### ")]
-    assert len(re.findall(rf"^\| (Debian's fio 3\.33|fio 3\.33 built from its source|the same \+ io_u-nr-ios\.patch) "
-                          rf"\| {ratio} \| {ratio} \| {ratio} \|$", patched, re.M)) == 3, out
-    assert len(re.findall(r"^\| (bare loop|fio 3\.33 built from its source|the same \+ io_u-nr-ios\.patch) "
-                          r"\| -?\d+ \| -?\d+ \|$", patched, re.M)) == 3, out
-    assert "Reproduce: `bench/run --only fio-patch --pairs 2 --quick`" in patched, out
-    out = out.replace(patched, "")
-    # uring's features and the cost of a step (net of fio's start-up, which
-    # at --quick's size, and GNU time's 10 ms resolution, can go negative)
-    cost = r"-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]"
-    assert len(re.findall(rf"^\| mdfio-(uring qd=(16|1) [a-z_=01]+|posix|aio qd=16 direct=1) \| .* \| "
-                          rf"{cost} \| {cost} \|$", out, re.M)) == 7, out
-    # handoffs to io-wq: a row per variant, or a line saying why there are none
-    handoffs = re.findall(r"^\| qd=(1|16|16 linked=0) \| \d+\.\d\d \| \d+\.\d\d \| ([A-Z_]+ \d+\.\d\d(, )?)* \|$",
-                          out, re.M)
-    assert len(handoffs) == 3 or "io_uring tracepoints unavailable" in out, out
-    # engines: one table per file system, a row of posix's objects/s and
-    # uring and aio at --quick's depths as ratios to it
-    assert len(re.findall(r"^\| (tmpfs|ext4|xfs) \| mdfio-posix \(objects/s\) \| \d+ \| \d+ \| \d+ \|$",
-                          out, re.M)) == 3, out
-    row = rf"^\| (tmpfs|ext4|xfs) \| mdfio-(uring|aio) qd=(1|4) \| {ratio} \| {ratio} \| {ratio} \|$"
-    assert len(re.findall(row, out.replace(pairs, ""), re.M)) == 12, out
-    assert len(re.findall(r"Reproduce: `bench/run --only engines --engine-fs (tmpfs|ext4|xfs) [^`]*--quick`",
-                          out)) == 3, out
-    assert len(re.findall(r"^\| tmpfs \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \| \d+ \|$", out, re.M)) == 2, out
+    patched = docs["fio-patch"]["tables"][0]["rows"]
+    assert docs["fio-patch"]["tables"][0]["title"].startswith("mdfio-posix in a fio that counts several I/Os")
+    assert [r["fio"] for r in patched] == ["Debian's fio 3.33", "fio 3.33 built from its source",
+                                           "the same + io_u-nr-ios.patch"]
+    assert all(is_spread(r[ph]) for r in patched for ph in phases)
+    instructions = docs["fio-patch"]["tables"][1]["rows"]
+    assert [r["program"] for r in instructions] == ["bare loop", "fio 3.33 built from its source",
+                                                    "the same + io_u-nr-ios.patch"]
     # --quick's instruction counts span a few dozen units, so fio's
     # timing-dependent clock calibration can even make them negative
-    assert re.search(r"^\| bare loop \| -?\d+ \| -?\d+ \|$", out, re.M), out
-    assert re.search(r"^\| mdfio-posix in fio \| -?\d+ \| -?\d+ \|$", out, re.M), out
-    assert len(re.findall(r"^\| `[^`]+` \| -?\d+ \|$", out, re.M)) == 5, out
+    assert all(isinstance(r[k], (int, float)) for r in instructions for k in ("benchmark step", "cleanup unit"))
+
+    # uring's features and the cost of a step (net of fio's start-up, which
+    # at --quick's size, and GNU time's 10 ms resolution, can go negative)
+    features = rows(docs["uring-features"], "mdfio-uring's features")
+    assert len(features) == 7 and features[0]["precreate"] == 1
+    assert all(is_spread(r[k], signed=True) for r in features for k in ("CPU µs per step",
+                                                                         "context switches per step"))
+
+    # handoffs to io-wq: a row per variant, or a fact saying why there are none
+    if docs["uring-handoffs"]["facts"].get("io_uring_tracepoints") is False:
+        assert not docs["uring-handoffs"]["tables"]
+    else:
+        handoffs = rows(docs["uring-handoffs"], "io_uring handoffs")
+        assert [r["mdfio-uring"] for r in handoffs] == ["qd=1", "qd=16", "qd=16 linked=0"]
+        assert all(r["requests submitted per step"] > 0 for r in handoffs)
+
+    # engines: one table per file system, posix's objects/s, and uring and
+    # aio at --quick's depths as ratios to it
+    engines = docs["engines"]["tables"]
+    assert [t["title"].split(":")[0] for t in engines] == [f"Engines on {fs}" for fs in ("tmpfs", "ext4", "xfs")]
+    for t in engines:
+        assert t["rows"][0]["engine"] == "mdfio-posix (objects/s)"
+        assert all(t["rows"][0][ph] > 0 for ph in phases)
+        assert [r["engine"] for r in t["rows"][1:]] == [f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4)]
+        assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
+
+    scaling = rows(docs["scaling"], "Scaling")
+    assert [(r["fs"], r["numjobs"], r["objects"]) for r in scaling] == [("tmpfs", 1, 200), ("tmpfs", 2, 400)]
+    assert all(r["peak RSS"] > 0 for r in scaling)
+
+    callgrind = docs["callgrind"]["tables"]
+    assert [r["program"] for r in callgrind[0]["rows"]] == ["bare loop", "mdfio-posix in fio"]
+    assert len(callgrind[1]["rows"]) == 5
+    assert "clock_gettime_instructions_per_step" in docs["callgrind"]["facts"]

@@ -364,6 +364,19 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     assert "process is missing" in proc.stderr
 
 
+def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
+    """Only input of another structure is reported as bad input; a
+    programming error inside the figures propagates (a traceback)."""
+    import mdfio.figures
+    import mdfio.report
+
+    def broken(bins, n):
+        raise TypeError("a bug in the quantiles")
+    monkeypatch.setattr(mdfio.figures, "ior_quantiles", broken)
+    with pytest.raises(TypeError, match="a bug in the quantiles"):
+        mdfio.report.main(["--json", str(runs["n1"][0])])
+
+
 def test_a_run_with_errors_reports_them_and_exits_1(tmpfs, tmp_path):
     opts = dict(numjobs=2, datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
     run_fio(job(["precreate"], tmpfs, **opts), tmp_path, check=True)

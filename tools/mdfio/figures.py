@@ -1,0 +1,224 @@
+"""md-workbench's figures of an mdfio run (md-workbench.md "Metrics"), one
+dataclass per figure set, with the names md-workbench's report and
+mdfio-report --json/--csv give them."""
+import math
+from dataclasses import dataclass, field
+
+from . import VERSION
+from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, document_header, fio_size, mdfio_sections
+
+OPS = ("create", "stat", "read", "delete")
+# an operation's latency figures, in md-workbench's order
+LATENCY = ("min_s", "q1_s", "median_s", "q3_s", "q90_s", "q99_s", "max_s")
+
+
+@dataclass
+class OpFigures:
+    """One operation type of a phase: how many, how many failed, and its
+    latency quantiles in seconds (None when unknown)."""
+    count: int
+    errors: int
+    min_s: float | None = None
+    q1_s: float | None = None
+    median_s: float | None = None
+    q3_s: float | None = None
+    q90_s: float | None = None
+    q99_s: float | None = None
+    max_s: float | None = None
+
+    @property
+    def latencies(self):
+        """min, q1, median, q3, q90, q99, max; None when none completed."""
+        return [getattr(self, k) for k in LATENCY] if self.count else None
+
+
+@dataclass
+class PhaseFigures:
+    """A phase (or benchmark repeat) of all processes, or of one ('process'
+    is its rank, else 'all'). Fields up to 'errors' are the report's record
+    in its order; 'ops' adds the per-operation figures."""
+    phase: str
+    repeat: int
+    process: int | str
+    ranks: int
+    t_max_s: float
+    t_min_s: float
+    t_mean_s: float
+    balance_pct: float
+    t_stddev_s: float
+    iops: float
+    objects: int
+    obj_per_s: float
+    dsets: int | None
+    dset_per_s: float | None
+    tp_mib_per_s: float | None
+    op_max_s: float
+    errors: int
+    ops: dict[str, OpFigures]
+    section: str = ""
+    processes: list["PhaseFigures"] = field(default_factory=list)
+
+    def record(self):
+        """The flat record of --json and --csv: the fields, then op_<figure>."""
+        r = {k: getattr(self, k) for k in RECORD_FIELDS}
+        for op in OPS:
+            o = self.ops[op]
+            r[f"{op}_count"], r[f"{op}_errors"] = o.count, o.errors
+            for k in LATENCY:
+                r[f"{op}_{k}"] = getattr(o, k)
+        return r
+
+
+RECORD_FIELDS = ("phase", "repeat", "process", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
+                 "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
+                 "op_max_s", "errors")
+FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
+
+
+def sample_at(bins, k):
+    """The k-th (0-based) of the sorted samples a histogram stands for:
+    exact up to fio's bucket width (under 1/64 of the value)."""
+    seen = 0
+    for value, count in bins:
+        seen += count
+        if seen > k:
+            return value
+    return bins[-1][0]
+
+
+def ior_quantiles(bins, n):
+    """q1, median, q3, q90, q99 as IOR computes them: element
+    round(q*(n-1)+0.49); an even count's median is the mean of the two
+    middle elements."""
+    q = [sample_at(bins, round(x * (n - 1) + 0.49)) for x in (0.25, 0.75, 0.90, 0.99)]
+    median = sample_at(bins, n // 2) if n % 2 else (sample_at(bins, n // 2 - 1) + sample_at(bins, n // 2)) / 2
+    return [q[0], median, *q[1:]]
+
+
+PERCENTILES = ["25.000000", "50.000000", "75.000000", "90.000000", "99.000000"]
+
+
+def op_figures(jobs, op):
+    """An operation's figures over processes: quantiles from the merged
+    histograms (json+), else a single process's percentiles."""
+    slot = SLOT[op][0]
+    lats = [j.latency(op) for j in jobs]
+    n = sum(o.n for o in lats)
+    if op == "stat":
+        errors = sum(j.total_ios(slot) for j in jobs) - n
+    else:
+        errors = sum(j.drop_ios(slot) for j in jobs)
+    if not n:
+        return OpFigures(count=0, errors=errors)
+    counted = [o for o in lats if o.n]
+    lo, hi = min(o.min for o in counted), max(o.max for o in counted)
+    merged = {}
+    for o in lats:
+        for value, count in o.bins.items():
+            merged[value] = merged.get(value, 0) + count
+    if merged and sum(merged.values()) == n:
+        qs = ior_quantiles(sorted(merged.items()), n)
+    elif len(counted) == 1:
+        qs = [counted[0].percentile.get(k) for k in PERCENTILES]
+    else:
+        qs = [None] * 5
+    return OpFigures(n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
+
+
+def phase_figures(sec, jobs, repeat, process):
+    """md-workbench's figures of a group of processes of one section."""
+    head = HEADLINE[sec.phase]
+    times = [j.runtime_ms(head) / 1000.0 for j in jobs]
+    t = max(times)
+    size = object_size(sec)
+    ranks = len(jobs)
+    dsets = sec.int_opt("datasets") * ranks
+    ops = {op: op_figures(jobs, op) for op in OPS}
+    errors = sum(o.errors for o in ops.values())
+    op_max = max((o.max_s for o in ops.values() if o.count), default=0.0)
+
+    def rate(x):
+        return x / t if t > 0 else math.inf
+    dset_rate = tp = None
+    if sec.phase == "benchmark":
+        objects = ops["read"].count
+        per_step = 2 if sec.opt("read_only") == "1" else 4
+        iops, obj_rate = rate(objects * per_step), rate(objects)
+        tp = rate((ops["create"].count + objects) * size) / 2**20
+        dsets = None
+    elif sec.phase == "precreate":
+        objects = ops["create"].count
+        iops, dset_rate, obj_rate = rate(dsets + objects), rate(dsets), rate(objects)
+        tp = rate(objects * size) / 2**20
+    else:
+        objects = ops["delete"].count
+        iops, obj_rate, dset_rate = rate(objects + dsets), rate(objects), rate(dsets)
+    if len(times) > 1:
+        mean = sum(times) / len(times)
+        t_min, balance = min(times), (min(times) / t * 100) if t else 100.0
+        stddev = math.sqrt(sum((x - mean) ** 2 for x in times) / (len(times) - 1))
+    else:
+        t_min, mean, balance, stddev = t, t, 100.0, 0.0
+    return PhaseFigures(phase=sec.phase, repeat=repeat, process=process, ranks=ranks, t_max_s=t,
+                        t_min_s=t_min, t_mean_s=mean, balance_pct=balance, t_stddev_s=stddev, iops=iops,
+                        objects=objects, obj_per_s=obj_rate, dsets=dsets, dset_per_s=dset_rate,
+                        tp_mib_per_s=tp, op_max_s=op_max, errors=errors, ops=ops, section=sec.name)
+
+
+def object_size(sec):
+    size = fio_size(sec.opt("bs")) or 0
+    if size >= COUNTER_MAX:
+        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={sec.opt('bs')!r} is not an object size")
+    return size
+
+
+class Run:
+    """The figures of one fio run of mdfio, phase by phase (PhaseFigures,
+    each with its processes' figures)."""
+
+    def __init__(self, doc, name):
+        self.name = name
+        fio_version, self.end = document_header(doc, name)
+        sections = [x for x in mdfio_sections(doc, name) if not x.skipped]
+        if not sections:
+            raise BadInput(f"{name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
+        first = sections[0]
+        self.ranks = len(first.jobs)
+        self.d, self.p, self.i = (first.int_opt(k) for k in ("datasets", "precreate_per_set", "steps_per_set"))
+        self.s = object_size(first)
+        self.first = first
+        self.repeats = sum(1 for x in sections if x.phase == "benchmark")
+        self.phases, self.errors, repeat = [], 0, 0
+        for sec in sections:
+            if sec.phase not in HEADLINE:
+                raise BadInput(f"{name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
+            want = sec.int_opt("numjobs", default=1)
+            if len(sec.jobs) != want:
+                raise BadInput(f"{name}: job {sec.name} reported {len(sec.jobs)} of its {want} processes (numjobs): a process is missing")
+            head = HEADLINE[sec.phase]
+            if all(j.error and not j.total_ios(head) for j in sec.jobs):
+                raise BadInput(f"{name}: job {sec.name} ({sec.phase}) failed before its first step "
+                               f"(fio error {sec.jobs[0].error}); fio's stderr says why")
+            repeat = repeat + 1 if sec.phase == "benchmark" else 0
+            f = phase_figures(sec, sec.jobs, repeat, "all")
+            # fio lists a job's clones as subjob 0, then numjobs-1 down to 1
+            ranks = [0] + list(range(len(sec.jobs) - 1, 0, -1))
+            f.processes = [phase_figures(sec, [j], repeat, r)
+                           for r, j in sorted(zip(ranks, sec.jobs), key=lambda x: x[0])]
+            self.errors += f.errors + sum(1 for j in sec.jobs if j.error)
+            self.phases.append(f)
+        self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
+        self.working_set = self.ranks * self.d * self.p * self.s / 2**20
+        self.runtime = max((j.elapsed for x in sections for j in x.jobs), default=0)
+        self.version = f"{VERSION}/{fio_version}"
+
+    def params(self):
+        """md-workbench's parameter lines, and iodepth."""
+        sec = self.first
+        # units in flight per process: 1 for mdfio-posix, which fio caps
+        depth = 1 if "mdfio-posix" in sec.opts.get("ioengine", "") else sec.int_opt("iodepth", default=1)
+        return {"interface": sec.opts.get("ioengine", ""), "iodepth": depth, "root": sec.opt("directory"),
+                "ranks": self.ranks, "offset": sec.int_opt("rank_offset"), "obj-per-proc": self.i,
+                "precreate-per-set": self.p, "data-sets": self.d, "object-size": self.s,
+                "iterations": self.repeats, "start-item": sec.int_opt("start_index"),
+                "read-only": sec.int_opt("read_only"), "verify-read": sec.int_opt("verify_read")}

@@ -1,0 +1,90 @@
+"""Writing an mdfio jobfile and running fio on it: the one way bench/run and
+the tests do both."""
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fiojson import read_documents
+
+
+def engine_path(engine_dir, engine="posix"):
+    """The shared object of mdfio-<engine> in a build's engines directory."""
+    return Path(engine_dir) / f"mdfio-{engine}.so"
+
+
+def jobfile(phases, root, engine, numjobs=1, bs=3901, **opts):
+    """A jobfile of one section per phase name ('benchmark' may repeat),
+    named <phase>-<position> and each waiting for the one before; engine
+    is the path of the engine's shared object, opts further [global]
+    options (md-workbench's datasets, precreate_per_set, ...)."""
+    lines = ["[global]", f"ioengine=external:{engine}", f"directory={root}",
+             f"numjobs={numjobs}", f"bs={bs}"]
+    lines += [f"{k}={v}" for k, v in opts.items()]
+    for i, phase in enumerate(phases):
+        lines += ["", section_name(phase, i), f"phase={phase}"]
+        if i:
+            lines.append("stonewall")
+    return "\n".join(lines) + "\n"
+
+
+def section_name(phase, position):
+    return f"[{phase}-{position}]"
+
+
+def jobname(phase, position):
+    """fio's jobname of the section jobfile() writes for phases[position]."""
+    return section_name(phase, position)[1:-1]
+
+
+@dataclass
+class FioRun:
+    """One fio invocation: its command, exit status, stdout, stderr, and
+    its JSON document (the last one of the output file; None if none)."""
+    cmd: list
+    rc: int
+    stdout: str
+    stderr: str
+    json: dict | None
+
+    def jobs(self, name=None):
+        return [j for j in self.json["jobs"] if name is None or j["jobname"] == name]
+
+    def mdfio_lines(self):
+        return [line for line in self.stderr.splitlines() if line.startswith("mdfio:")]
+
+
+def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, watch=None, timeout=None,
+        fio="fio"):
+    """Runs fio on the jobfile job (written first from text, if given):
+    JSON to job.json, stdout and stderr to job.stdout and job.stderr.
+    prefix is a command prefix (time, strace, a cgroup); args go before the
+    jobfile; watch(pid), if given, is called every 50 ms while fio runs;
+    past timeout seconds fio is killed and TimeoutError raised."""
+    job = Path(job)
+    if text is not None:
+        job.write_text(text)
+    out = job.with_suffix(".json")
+    if out.exists():
+        out.unlink()
+    cmd = [str(c) for c in (*prefix, fio, f"--output-format={output_format}", f"--output={out}", *args, job)]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with open(job.with_suffix(".stdout"), "w") as so, open(job.with_suffix(".stderr"), "w") as se:
+        proc = subprocess.Popen(cmd, stdout=so, stderr=se, env=env)
+        try:
+            while watch and proc.poll() is None:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                watch(proc.pid)
+                time.sleep(0.05)
+            proc.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"fio ran longer than {timeout} s: {' '.join(cmd)}") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    text = out.read_text(errors="replace") if out.exists() else ""
+    doc = read_documents(text, str(out))[-1] if "{" in text else None
+    return FioRun(cmd, proc.returncode, job.with_suffix(".stdout").read_text(errors="replace"),
+                  job.with_suffix(".stderr").read_text(errors="replace"), doc)

@@ -1,0 +1,296 @@
+"""Draws an mdfio run with gnuplot, as PNG (1200x800) and SVG.
+
+    mdfio-plot RUN.json --logs PREFIX [--out DIR]
+    mdfio-plot --scaling LABEL=RUN.json [LABEL=RUN.json ...] [--out DIR]
+
+The first form draws each phase (precreate, every benchmark repeat, cleanup)
+from fio's JSON (json+) and the per-operation latency logs that the engine
+option latency_log=PREFIX wrote (md-workbench -L): a latency timeline per
+operation type, boxplots of the four operations, latency histograms, and the
+rate of every benchmark repeat. The second form draws objects/s per phase
+against numjobs, one line per label (the layout of the MD-REAL-IO report's
+figures). Every figure is written with the data file and gnuplot script that
+make it. Exit status: 0, or 2 with one line on stderr.
+"""
+import argparse
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from .fiojson import BadInput, error_line, load
+from .figures import OPS, Run
+
+SIZE = (1200, 800)
+COLORS = {"create": "#1b9e77", "stat": "#d95f02", "read": "#7570b3", "delete": "#e7298a"}
+BINS_PER_DECADE = 40
+
+
+def label(f):
+    return f.phase if f.phase != "benchmark" else f"benchmark-{f.repeat}"
+
+
+def gnuplot(out, name, body):
+    """Writes <name>.gp and runs it for the PNG and the SVG."""
+    script = out / f"{name}.gp"
+    text = []
+    for term, ext in (("pngcairo noenhanced font ',13'", "png"), ("svg noenhanced font ',13'", "svg")):
+        text += [f"set terminal {term} size {SIZE[0]},{SIZE[1]}", f"set output '{out / (name + '.' + ext)}'",
+                 body, "unset output"]
+    script.write_text("\n".join(text) + "\n")
+    proc = subprocess.run(["gnuplot", str(script)], capture_output=True, text=True)
+    if proc.returncode:
+        raise BadInput(f"gnuplot failed on {script}: {proc.stderr.strip().splitlines()[-1:]}")
+
+
+def log_files(prefix, run):
+    """The merged log of each operation of each phase, matched to the JSON's
+    sections: precreate is iteration 0, the benchmark repeats take the
+    benchmark iterations found in order, cleanup the cleanup file."""
+    base = Path(prefix)
+    folder, stem = base.parent, base.name
+    found = {}
+    if not folder.is_dir():
+        raise BadInput(f"--logs {prefix}: no such directory {folder}")
+    pat = re.compile(re.escape(stem) + r"-\d+\.\d\d-(\d+)-(precreate|cleanup|read|stat|create|delete)-all\.csv")
+    for p in folder.iterdir():
+        m = pat.fullmatch(p.name)
+        if m:
+            found.setdefault(m.group(2), {})[int(m.group(1))] = p
+    if not found:
+        raise BadInput(f"--logs {prefix}: no latency logs there ({stem}-0.00-<iteration>-<op>-all.csv; "
+                       "run fio with latency_log={prefix})")
+    bench_iters = sorted(found.get("read", {}))
+    out = {}
+    for f in run.phases:
+        key = label(f)
+        if f.phase == "precreate":
+            out[key] = {"create": found.get("precreate", {}).get(0)}
+        elif f.phase == "cleanup":
+            its = sorted(found.get("cleanup", {}))
+            out[key] = {"delete": found["cleanup"][its[-1]] if its else None}
+        else:
+            it = bench_iters[f.repeat - 1] if f.repeat <= len(bench_iters) else None
+            out[key] = {op: (found.get(op, {}).get(it) if it is not None else None) for op in OPS}
+        for op, path in out[key].items():
+            if f.ops[op].count and path is None:
+                raise BadInput(f"--logs {prefix}: no log of {op} for {key}; the logs are from another run")
+    return out
+
+
+_rows_cache = {}
+
+
+def read_log(path, expect):
+    """Rows of a latency log (read once per run of the tool); the count
+    must match the JSON's operations."""
+    if path in _rows_cache:
+        rows = _rows_cache[path]
+    else:
+        with open(path) as fh:
+            head = fh.readline()
+            if head.strip() != "time,runtime":
+                raise BadInput(f"{path}: not a latency log (first line is not 'time,runtime')")
+            text = fh.read()
+        try:
+            rows = [(float(t), float(d)) for t, d in (line.split(",") for line in text.splitlines())]
+        except ValueError:
+            bad = next(n for n, line in enumerate(text.splitlines(), 2) if not _is_row(line))
+            raise BadInput(f"{path}:{bad}: malformed row") from None
+        if len(_rows_cache) >= len(OPS):   # one phase's logs at a time
+            _rows_cache.clear()
+        _rows_cache[path] = rows
+    if len(rows) != expect:
+        raise BadInput(f"{path}: {len(rows)} rows, but the run's JSON has {expect} operations: "
+                       "the logs are from another run")
+    return rows
+
+
+def _is_row(line):
+    try:
+        t, d = line.split(",")
+        float(t), float(d)
+        return True
+    except ValueError:
+        return False
+
+
+def thin(rows, max_points):
+    """Every k-th row, plus every row at or above the 99th percentile of
+    the log itself (IOR's element round(0.99(n-1)+0.49)), so a large run
+    draws quickly and no outlier goes missing."""
+    if len(rows) <= max_points:
+        return rows, 1
+    q99 = sorted(d for _, d in rows)[round(0.99 * (len(rows) - 1) + 0.49)]
+    k = math.ceil(len(rows) / max_points)
+    return [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99], k
+
+
+def plot_timeline(out, f, logs, max_points):
+    name = f"{label(f)}-timeline"
+    plots, notes = [], []
+    for op in OPS:
+        path = logs.get(op)
+        if not path or not f.ops[op].count:
+            continue
+        rows = read_log(path, f.ops[op].count)
+        kept, k = thin(rows, max_points)
+        dat = out / f"{name}-{op}.dat"
+        dat.write_text("# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
+        plots.append(f"'{dat}' using 1:2 with points pt 7 ps 0.35 lc rgb '{COLORS[op]}' title '{op} ({len(rows)})'")
+        if k > 1:
+            notes.append(f"{op}: every {k}th + all >= q99")
+    if not plots:
+        return None
+    title = f"{label(f)}: latency of every operation" + (f" (thinned: {'; '.join(notes)})" if notes else "")
+    gnuplot(out, name, "\n".join([
+        f"set title '{title}'", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
+        "set logscale y", "set format y '%.0e'", "set grid", "set key outside right top",
+        "plot " + ", ".join(plots)]))
+    return name
+
+
+def plot_boxplot(out, f):
+    name = f"{label(f)}-boxplot"
+    rows = []
+    for op in OPS:
+        lat = f.ops[op].latencies
+        if lat and None not in lat:
+            rows.append(f"{len(rows) + 1} {op} {lat[0]:.9e} {lat[1]:.9e} {lat[2]:.9e} {lat[3]:.9e} {lat[6]:.9e} "
+                        f"{lat[4]:.9e} {lat[5]:.9e} {f.ops[op].count}")
+    if not rows:
+        return None
+    dat = out / f"{name}.dat"
+    dat.write_text("# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
+    gnuplot(out, name, "\n".join([
+        f"set title '{label(f)}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)'",
+        "set ylabel 'latency (s)'", "set logscale y", "set format y '%.0e'", "set grid ytics",
+        f"set xrange [0.3:{len(rows) + 0.7}]", "set boxwidth 0.5", "set style fill solid 0.3", "set key top left",
+        f"plot '{dat}' using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' title 'operations', "
+        f"'' using 1:5:5:5:5 with candlesticks lt -1 lw 2 notitle, "
+        f"'' using 1:9 with points pt 2 ps 2 lc rgb '#c0392b' title 'q99'"]))
+    return name
+
+
+def plot_histogram(out, f, logs):
+    name = f"{label(f)}-histogram"
+    plots = []
+    for op in OPS:
+        path = logs.get(op)
+        if not path or not f.ops[op].count:
+            continue
+        rows = read_log(path, f.ops[op].count)
+        counts = {}
+        for _, d in rows:
+            b = math.floor(math.log10(max(d, 1e-9)) * BINS_PER_DECADE)
+            counts[b] = counts.get(b, 0) + 1
+        dat = out / f"{name}-{op}.dat"
+        n = len(rows)
+        dat.write_text("# bin_low_s bin_high_s count fraction\n" + "".join(
+            f"{10 ** (b / BINS_PER_DECADE):.9e} {10 ** ((b + 1) / BINS_PER_DECADE):.9e} {c} {c / n:.9f}\n"
+            for b, c in sorted(counts.items())))
+        plots.append(f"'{dat}' using (sqrt($1*$2)):4 with steps lw 2 lc rgb '{COLORS[op]}' title '{op} ({n})'")
+    if not plots:
+        return None
+    gnuplot(out, name, "\n".join([
+        f"set title '{label(f)}: latency distribution ({BINS_PER_DECADE} bins per decade)'",
+        "set xlabel 'latency (s)'", "set ylabel 'fraction of operations per bin'", "set logscale x",
+        "set format x '%.0e'", "set grid", "set key top right", "plot " + ", ".join(plots)]))
+    return name
+
+
+def plot_repeats(out, run):
+    bench = [f for f in run.phases if f.phase == "benchmark"]
+    if not bench:
+        return None
+    name = "repeats-rate"
+    dat = out / f"{name}.dat"
+    dat.write_text("# repeat obj_per_s iops t_max_s\n" + "".join(
+        f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {f.t_max_s:.6f}\n" for f in bench))
+    mean = sum(f.obj_per_s for f in bench) / len(bench)
+    spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
+    gnuplot(out, name, "\n".join([
+        f"set title 'benchmark rate per repeat (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
+        "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
+        f"set xrange [0.5:{len(bench) + 0.5}]", "set key bottom right",
+        f"plot '{dat}' using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
+        f"{mean} with lines dt 2 lw 2 title 'mean'"]))
+    return name
+
+
+def plot_scaling(out, runs):
+    """objects/s per phase against numjobs, one line per label, log y."""
+    by_label = {}
+    for lab, run in runs:
+        rates = {}
+        for ph in ("precreate", "benchmark", "cleanup"):
+            fs = [f for f in run.phases if f.phase == ph]
+            if fs:
+                rates[ph] = sum(f.obj_per_s for f in fs) / len(fs)
+        by_label.setdefault(lab, []).append((run.ranks, rates))
+    panels = []
+    for ph in ("precreate", "benchmark", "cleanup"):
+        plots = []
+        for lab, points in by_label.items():
+            pts = sorted((n, r[ph]) for n, r in points if ph in r)
+            if not pts:
+                continue
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
+            dat = out / f"scaling-{ph}-{safe}.dat"
+            dat.write_text("# numjobs obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
+            plots.append(f"'{dat}' using 1:2 with linespoints pt 7 lw 2 title '{lab}'")
+        if plots:
+            panels.append("\n".join([f"set title '{ph}'", "plot " + ", ".join(plots)]))
+    if not panels:
+        raise BadInput("--scaling: no phase in any of the runs")
+    gnuplot(out, "scaling", "\n".join([
+        f"set multiplot layout 1,{len(panels)} title 'objects/s against processes (mean of the benchmark repeats)'",
+        "set xlabel 'processes (numjobs)'", "set ylabel 'objects/s'", "set logscale y", "set grid",
+        "set key bottom right", "set xtics 1", "set offsets 0.3, 0.3, 0, 0", *panels, "unset multiplot"]))
+    return "scaling"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", nargs="?", help="fio JSON (json+) of an mdfio run")
+    ap.add_argument("--logs", help="the latency_log= prefix the run was made with")
+    ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json", help="draw objects/s against numjobs")
+    ap.add_argument("--out", default=".", help="directory for the figures (default: .)")
+    ap.add_argument("--max-points", type=int, default=20000,
+                    help="points per operation in a timeline before thinning (default 20000)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    try:
+        if not out.is_dir():
+            raise BadInput(f"--out {out}: not a directory")
+        made = []
+        if args.scaling:
+            runs = []
+            for item in args.scaling:
+                lab, sep, path = item.partition("=")
+                if not sep or not lab or not path:
+                    raise BadInput(f"--scaling {item}: expected LABEL=RUN.json")
+                runs.append((lab, Run(*load(path))))
+            made.append(plot_scaling(out, runs))
+        elif args.run:
+            if not args.logs:
+                raise BadInput("--logs PREFIX is required: the latency_log= prefix of the run")
+            run = Run(*load(args.run))
+            logs = log_files(args.logs, run)
+            for f in run.phases:
+                made += [plot_timeline(out, f, logs[label(f)], args.max_points), plot_boxplot(out, f),
+                         plot_histogram(out, f, logs[label(f)])]
+            made.append(plot_repeats(out, run))
+        else:
+            raise BadInput("give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
+    except OSError as e:
+        print(f"mdfio-plot: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    except BadInput as e:
+        print(error_line("mdfio-plot", args.run or "--scaling", e), file=sys.stderr)
+        return 2
+    for name in filter(None, made):
+        print(out / f"{name}.png")
+    return 0
+

@@ -1,0 +1,170 @@
+"""Turns fio's JSON output of an mdfio run into md-workbench's report.
+
+    mdfio-report [--process-reports] [--format F | --json | --csv] [FILE|-]
+
+Formats: md-workbench (default, IOR's current md-workbench), md-real-io-2017
+and md-real-io-2016 (the one-line formats of the MD-REAL-IO papers), and the
+machine-readable --json and --csv (field names in README "Reports").
+
+Reads --output-format=json or json+ (json+ carries latency histograms, which
+the aggregated quantiles of several processes need), also a file of several
+concatenated documents (--status-interval: the last counts) and client/server
+JSON (client_stats). Exit status: 0, 1 when the run reported errors, 2 when the
+input cannot be used.
+"""
+import argparse
+import csv
+import datetime
+import io
+import json
+import math
+import sys
+
+from .fiojson import BadInput, error_line, load
+from .figures import FIELDS, Run
+
+
+def local_time(epoch):
+    try:
+        return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        raise BadInput(f"timestamp {epoch:g} is out of range: not the JSON of a real fio run") from None
+
+
+def e4(v):
+    return "n/a" if v is None else f"{v:.4e}s"
+
+
+def md_workbench_line(f, aggregated=True):
+    out = f"{f.phase} process max:{f.t_max_s:.2f}s "
+    if aggregated:
+        out += (f"min:{f.t_min_s:.2f}s mean: {f.t_mean_s:.2f}s balance:{f.balance_pct:.1f} "
+                f"stddev:{f.t_stddev_s:.1f} ")
+    if f.phase == "benchmark":
+        out += (f"rate:{f.iops:.1f} iops/s objects:{f.objects} rate:{f.obj_per_s:.1f} obj/s "
+                f"tp:{f.tp_mib_per_s:.1f} MiB/s op-max:{f.op_max_s:.4e}s")
+        order = ("read", "stat", "create", "delete")
+    elif f.phase == "precreate":
+        out += (f"rate:{f.iops:.1f} iops/s dsets: {f.dsets} objects:{f.objects} "
+                f"rate:{f.dset_per_s:.3f} dset/s rate:{f.obj_per_s:.1f} obj/s tp:{f.tp_mib_per_s:.1f} MiB/s "
+                f"op-max:{f.op_max_s:.4e}s")
+        order = ("create",)
+    else:
+        out += (f"rate:{f.iops:.1f} iops/s objects:{f.objects} dsets: {f.dsets} "
+                f"rate:{f.obj_per_s:.1f} obj/s rate:{f.dset_per_s:.3f} dset/s op-max:{f.op_max_s:.4e}s")
+        order = ("delete",)
+    out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
+    for op in order:
+        lat = f.ops[op].latencies
+        if lat:
+            out += f" {op}(" + ", ".join(e4(v) for v in lat) + ")"
+    return out
+
+
+def render_md_workbench(run, process_reports):
+    lines = [f"MD-Workbench total objects: {run.total_objects} workingset size: "
+             f"{run.working_set:.3f} MiB (version: {run.version}) time: {local_time(run.end - run.runtime)}"]
+    lines += [f"\t{k}={v}" for k, v in run.params().items()]
+    for f in run.phases:
+        lines.append(md_workbench_line(f))
+        if process_reports:
+            lines += [f"{p.process}: " + md_workbench_line(p, aggregated=False) for p in f.processes]
+    return lines
+
+
+def md_real_io_line(f, read_only, with_iops):
+    """MD-REAL-IO's line; in that era the benchmark's obj counted created
+    objects (read ones when read-only) and iops was 4 per object."""
+    iops = f" {f.iops:.1f} iops/s" if with_iops else ""
+    errs = f"({f.errors} errs)"
+    if f.phase == "benchmark":
+        objects = f.ops["read" if read_only else "create"].count
+        rate = objects / f.t_max_s if f.t_max_s > 0 else math.inf
+        iops = f" {rate * (2 if read_only else 4):.1f} iops/s" if with_iops else ""
+        return (f"benchmark {f.t_max_s:.1f}s{iops} {objects} obj {rate:.1f} obj/s {f.tp_mib_per_s:.1f} Mib/s "
+                f"{errs}")
+    if f.phase == "precreate":
+        return (f"precreate {f.t_max_s:.1f}s{iops} {f.dsets} dset {f.objects} obj {f.dset_per_s:.3f} dset/s "
+                f"{f.obj_per_s:.1f} obj/s {f.tp_mib_per_s:.1f} Mib/s {errs}")
+    return (f"cleanup {f.t_max_s:.1f}s{iops} {f.objects} obj {f.dsets} dset {f.obj_per_s:.1f} obj/s "
+            f"{f.dset_per_s:.3f} dset/s {errs}")
+
+
+def render_md_real_io(run, process_reports, era):
+    start = local_time(run.end - run.runtime)
+    title = f"MD-REAL-IO total objects: {run.total_objects}"
+    if era == 2017:
+        title += f" workingset size: {run.working_set:.3f} MiB"
+    lines = [f"{title} (version: {run.version}) time: {start}"]
+    p = run.params()
+    lines += [f"\t{k}={p[k]}" for k in ("offset", "interface", "obj-per-proc", "precreate-per-set",
+                                         "data-sets")]
+    lines += ["\tlim-free-mem=0", "\tlim-free-mem-phase=0", f"\tobject-size={run.s}",
+              f"\titerations={run.repeats}", f"\tstart-index={p['start-item']}"]
+    present = {f.phase for f in run.phases}
+    lines += [f"\trun-{ph}" for ph in ("precreate", "benchmark", "cleanup") if ph in present]
+    if process_reports:
+        lines.append("\tprocess-reports")
+    lines += ["", f"\troot-dir={p['root']}", ""]
+    read_only = p["read-only"] == 1
+    for f in run.phases:
+        lines.append(md_real_io_line(f, read_only, era == 2017))
+        if process_reports:
+            lines += [f"{q.process}: " + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
+    lines.append(f"Total runtime: {run.runtime}s time: {local_time(run.end)}")
+    return lines
+
+
+def records(run, process_reports):
+    """The records of --json and --csv: a phase's, then its processes' when asked."""
+    out = []
+    for f in run.phases:
+        out.append(f.record())
+        if process_reports:
+            out += [p.record() for p in f.processes]
+    return out
+
+
+def render_json(run, process_reports):
+    return [json.dumps({"version": run.version, "parameters": run.params(),
+                        "total_objects": run.total_objects, "working_set_mib": run.working_set,
+                        "records": records(run, process_reports)}, indent=1)]
+
+
+def render_csv(run, process_reports):
+    def cell(v):
+        return "" if v is None else (repr(v) if isinstance(v, float) else str(v))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(FIELDS)
+    writer.writerows([cell(r[k]) for k in FIELDS] for r in records(run, process_reports))
+    return buf.getvalue().splitlines()
+
+
+RENDER = {"md-workbench": render_md_workbench,
+          "md-real-io-2017": lambda run, pr: render_md_real_io(run, pr, 2017),
+          "md-real-io-2016": lambda run, pr: render_md_real_io(run, pr, 2016),
+          "json": render_json, "csv": render_csv}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
+    ap.add_argument("file", nargs="?", default="-", help="fio JSON output (default: stdin)")
+    ap.add_argument("--process-reports", action="store_true", help="one line (record) per process too")
+    ap.add_argument("--format", choices=["md-workbench", "md-real-io-2017", "md-real-io-2016"],
+                    default="md-workbench")
+    ap.add_argument("--json", dest="format", action="store_const", const="json",
+                    help="every figure as one JSON document")
+    ap.add_argument("--csv", dest="format", action="store_const", const="csv",
+                    help="every figure as CSV, one record per phase and repeat")
+    args = ap.parse_args(argv)
+    name = "<stdin>" if args.file == "-" else args.file
+    try:
+        doc, name = load(args.file)
+        run = Run(doc, name)
+        lines = RENDER[args.format](run, args.process_reports)
+    except BadInput as e:
+        print(error_line("mdfio-report", name, e), file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 1 if run.errors else 0
