@@ -111,6 +111,8 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 		u->wbuf = (uint8_t *)u->rbuf + len;
 		memset(u->rbuf, 0, 2 * len);
 		memcpy(u->wbuf, j->ref, j->size);
+		u->req.path = u->path;
+		u->req.size = j->size;
 		u->next_free = j->free_unit;
 		j->free_unit = u;
 	}
@@ -177,6 +179,8 @@ static int engine_init(struct thread_data *td)
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
+	while (op_ddir[j->count_op] != j->ph->ddir)
+		j->count_op++;
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
@@ -255,29 +259,36 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 	}
 }
 
-/* u->req = request s of u's unit, on its object (a step's stat, read and
- * delete share one, so the path is built only when the object changes); a
- * create, which always starts on a new object, stamps its header first. */
-static void set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
+/* u's object for request st: its path, and a create's header stamped (a
+ * step's stat, read and delete share one object, so this runs only when the
+ * object changes). */
+static void aim(struct mdfio_job *j, struct mdfio_unit *u,
+		const struct mdfio_step *st)
+{
+	const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
+	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
+
+	memcpy(u->path, ds->path, ds->len);
+	mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
+	if (st->op == MDFIO_OP_CREATE)
+		mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
+}
+
+/* u->req = request s of u's unit (its path and size are the unit's own,
+ * set once in make_units). Runs once per request: inlined into its two
+ * callers. */
+static inline __attribute__((always_inline)) void
+set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 {
 	const struct mdfio_step *st = &j->ph->steps[s];
 	struct mdfio_req *r = &u->req;
 
 	u->step = s;
 	r->op = st->op;
-	r->path = u->path;
-	r->size = j->size;
 	r->buf = st->op == MDFIO_OP_READ ? u->rbuf : u->wbuf;
 	r->err = 0;
-	if (!s || st->target != j->ph->steps[s - 1].target) {
-		const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
-		uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
-
-		memcpy(u->path, ds->path, ds->len);
-		mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
-		if (st->op == MDFIO_OP_CREATE)
-			mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
-	}
+	if (!s || st->target != st[-1].target)
+		aim(j, u, st);
 }
 
 static int make_datasets(struct thread_data *td, struct mdfio_job *j)
@@ -403,7 +414,7 @@ static int unit_next(struct thread_data *td, struct mdfio_unit *u,
 	mdfio_account_op(td, j, r->op, r->t0, end_ns, err, r->path);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
-	if (op_ddir[r->op] == j->ph->ddir)
+	if (r->op == j->count_op)
 		u->result = err;
 	switch (r->op) {
 	case MDFIO_OP_STAT:
