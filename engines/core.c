@@ -232,11 +232,22 @@ static int engine_init(struct thread_data *td)
 
 /* ------------------------------------------------------------------ units */
 
-void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
-		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path)
+/* The first error of an operation: kept for the report at the job's end. */
+static void __attribute__((cold, noinline))
+count_error(struct mdfio_op_errors *c, int err, const char *path)
 {
-	struct mdfio_op_errors *c = &j->op[op];
+	if (!c->count++) {
+		c->first_errno = err;
+		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
+	}
+}
+
+/* Runs once per request: inlined into unit_next, the hot path; recover.c
+ * calls it through mdfio_account_op. */
+static inline __attribute__((always_inline)) void
+account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
+	   uint64_t start, uint64_t end, int err, const char *path)
+{
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
 
@@ -253,10 +264,14 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 	}
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
-	if (!c->count++) {
-		c->first_errno = err;
-		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
-	}
+	count_error(&j->op[op], err, path);
+}
+
+void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
+		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		      const char *path)
+{
+	account_op(td, j, op, start, end, err, path);
 }
 
 /* u's object for request st: its path, and a create's header stamped (a
@@ -411,7 +426,7 @@ static int unit_next(struct thread_data *td, struct mdfio_unit *u,
 	     mdfio_pattern_check(u->rbuf, j->ref, j->size,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
-	mdfio_account_op(td, j, r->op, r->t0, end_ns, err, r->path);
+	account_op(td, j, r->op, r->t0, end_ns, err, r->path);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
 	if (r->op == j->count_op)
