@@ -396,7 +396,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 }
 
 /* Ends unit u with result err (its io_u's error). */
-static int unit_over(struct thread_data *td, struct mdfio_job *j,
+static inline __attribute__((always_inline)) int unit_over(struct thread_data *td, struct mdfio_job *j,
 		     struct mdfio_unit *u, int err)
 {
 	/* A failed unit is an io_u error, which continue_on_error (set in
@@ -413,11 +413,12 @@ static int unit_over(struct thread_data *td, struct mdfio_job *j,
 }
 
 /* Accounts unit->req as ended at end_ns. Returns 1 with the unit's next
- * request in unit->req, or 0: the unit is over, its io_u complete. */
-static int unit_next(struct thread_data *td, struct mdfio_unit *u,
-		     uint64_t end_ns)
+ * request in unit->req, or 0: the unit is over, its io_u complete. Runs
+ * once per request: inlined into run_unit's loop. */
+static inline __attribute__((always_inline)) int
+unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
+	  uint64_t end_ns)
 {
-	struct mdfio_job *j = td->io_ops_data;
 	struct mdfio_req *r = &u->req;
 	int err = r->err;
 
@@ -457,8 +458,11 @@ static int unit_next(struct thread_data *td, struct mdfio_unit *u,
 static int run_unit(struct thread_data *td, struct mdfio_job *j,
 		    struct mdfio_unit *u)
 {
-	while (j->be->start(j->priv, u))
-		if (!unit_next(td, u, mdfio_now()))
+	int (*start)(void *, struct mdfio_unit *) = j->be->start;
+	void *priv = j->priv;
+
+	while (start(priv, u))
+		if (!unit_next(td, j, u, mdfio_now()))
 			return 1;
 	return 0;
 }
@@ -468,7 +472,7 @@ int mdfio_req_done(struct thread_data *td, struct mdfio_unit *u,
 {
 	struct mdfio_job *j = td->io_ops_data;
 
-	if (unit_next(td, u, end_ns) && !run_unit(td, j, u))
+	if (unit_next(td, j, u, end_ns) && !run_unit(td, j, u))
 		return 0;
 	j->events[j->nr_events++] = u->io_u;
 	return 1;
