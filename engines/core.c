@@ -495,25 +495,24 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		td->done = j->finished == j->units;
 		return FIO_Q_COMPLETED;
 	}
-	u = unit_start(td, io_u);
-	if (!u)
-		return FIO_Q_COMPLETED;
-	if (!run_unit(td, j, u))
-		return FIO_Q_QUEUED;
-	if (io_u->error)
-		return FIO_Q_COMPLETED;
-	for (n = 1; n < j->per_io_u && j->next < j->units; n++) {
+	/* one call site of unit_start and run_unit, so that both are
+	 * inlined here */
+	for (n = 0;;) {
 		u = unit_start(td, io_u);
-		if (u)
-			run_unit(td, j, u);
+		if (u && !run_unit(td, j, u))
+			return FIO_Q_QUEUED;
 		if (io_u->error) {
-			/* the phase may have ended with it: fio must still
-			 * come back for its io_u */
-			j->held_failure = 1;
-			td->done = 0;
-			io_u->error = 0;
+			if (n) {
+				/* the phase may have ended with it: fio
+				 * must still come back for its io_u */
+				j->held_failure = 1;
+				td->done = 0;
+				io_u->error = 0;
+			}
 			break;
 		}
+		if (!u || ++n >= j->per_io_u || j->next >= j->units)
+			break;
 	}
 	if (n > 1)
 		io_u->xfer_buflen = n * io_u->buflen;
