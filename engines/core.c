@@ -111,6 +111,8 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 		u->wbuf = (uint8_t *)u->rbuf + len;
 		memset(u->rbuf, 0, 2 * len);
 		memcpy(u->wbuf, j->ref, j->size);
+		u->req.path = u->path;
+		u->req.size = j->size;
 		u->next_free = j->free_unit;
 		j->free_unit = u;
 	}
@@ -177,6 +179,8 @@ static int engine_init(struct thread_data *td)
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
+	while (op_ddir[j->count_op] != j->ph->ddir)
+		j->count_op++;
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
@@ -228,11 +232,22 @@ static int engine_init(struct thread_data *td)
 
 /* ------------------------------------------------------------------ units */
 
-void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
-		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path)
+/* The first error of an operation: kept for the report at the job's end. */
+static void __attribute__((cold, noinline))
+count_error(struct mdfio_op_errors *c, int err, const char *path)
 {
-	struct mdfio_op_errors *c = &j->op[op];
+	if (!c->count++) {
+		c->first_errno = err;
+		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
+	}
+}
+
+/* Runs once per request: inlined into unit_next, the hot path; recover.c
+ * calls it through mdfio_account_op. */
+static inline __attribute__((always_inline)) void
+account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
+	   uint64_t start, uint64_t end, int err, const char *path)
+{
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
 
@@ -249,35 +264,46 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 	}
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
-	if (!c->count++) {
-		c->first_errno = err;
-		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
-	}
+	count_error(&j->op[op], err, path);
 }
 
-/* u->req = request s of u's unit, on its object (a step's stat, read and
- * delete share one, so the path is built only when the object changes); a
- * create, which always starts on a new object, stamps its header first. */
-static void set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
+void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
+		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		      const char *path)
+{
+	account_op(td, j, op, start, end, err, path);
+}
+
+/* u's object for request st: its path, and a create's header stamped (a
+ * step's stat, read and delete share one object, so this runs only when the
+ * object changes). */
+static void aim(struct mdfio_job *j, struct mdfio_unit *u,
+		const struct mdfio_step *st)
+{
+	const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
+	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
+
+	memcpy(u->path, ds->path, ds->len);
+	mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
+	if (st->op == MDFIO_OP_CREATE)
+		mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
+}
+
+/* u->req = request s of u's unit (its path and size are the unit's own,
+ * set once in make_units). Runs once per request: inlined into its two
+ * callers. */
+static inline __attribute__((always_inline)) void
+set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 {
 	const struct mdfio_step *st = &j->ph->steps[s];
 	struct mdfio_req *r = &u->req;
 
 	u->step = s;
 	r->op = st->op;
-	r->path = u->path;
-	r->size = j->size;
 	r->buf = st->op == MDFIO_OP_READ ? u->rbuf : u->wbuf;
 	r->err = 0;
-	if (!s || st->target != j->ph->steps[s - 1].target) {
-		const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
-		uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
-
-		memcpy(u->path, ds->path, ds->len);
-		mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
-		if (st->op == MDFIO_OP_CREATE)
-			mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
-	}
+	if (!s || st->target != st[-1].target)
+		aim(j, u, st);
 }
 
 static int make_datasets(struct thread_data *td, struct mdfio_job *j)
@@ -370,7 +396,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 }
 
 /* Ends unit u with result err (its io_u's error). */
-static int unit_over(struct thread_data *td, struct mdfio_job *j,
+static inline __attribute__((always_inline)) int unit_over(struct thread_data *td, struct mdfio_job *j,
 		     struct mdfio_unit *u, int err)
 {
 	/* A failed unit is an io_u error, which continue_on_error (set in
@@ -387,11 +413,12 @@ static int unit_over(struct thread_data *td, struct mdfio_job *j,
 }
 
 /* Accounts unit->req as ended at end_ns. Returns 1 with the unit's next
- * request in unit->req, or 0: the unit is over, its io_u complete. */
-static int unit_next(struct thread_data *td, struct mdfio_unit *u,
-		     uint64_t end_ns)
+ * request in unit->req, or 0: the unit is over, its io_u complete. Runs
+ * once per request: inlined into run_unit's loop. */
+static inline __attribute__((always_inline)) int
+unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
+	  uint64_t end_ns)
 {
-	struct mdfio_job *j = td->io_ops_data;
 	struct mdfio_req *r = &u->req;
 	int err = r->err;
 
@@ -400,10 +427,10 @@ static int unit_next(struct thread_data *td, struct mdfio_unit *u,
 	     mdfio_pattern_check(u->rbuf, j->ref, j->size,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
-	mdfio_account_op(td, j, r->op, r->t0, end_ns, err, r->path);
+	account_op(td, j, r->op, r->t0, end_ns, err, r->path);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
-	if (op_ddir[r->op] == j->ph->ddir)
+	if (r->op == j->count_op)
 		u->result = err;
 	switch (r->op) {
 	case MDFIO_OP_STAT:
@@ -431,8 +458,11 @@ static int unit_next(struct thread_data *td, struct mdfio_unit *u,
 static int run_unit(struct thread_data *td, struct mdfio_job *j,
 		    struct mdfio_unit *u)
 {
-	while (j->be->start(j->priv, u))
-		if (!unit_next(td, u, mdfio_now()))
+	int (*start)(void *, struct mdfio_unit *) = j->be->start;
+	void *priv = j->priv;
+
+	while (start(priv, u))
+		if (!unit_next(td, j, u, mdfio_now()))
 			return 1;
 	return 0;
 }
@@ -442,7 +472,7 @@ int mdfio_req_done(struct thread_data *td, struct mdfio_unit *u,
 {
 	struct mdfio_job *j = td->io_ops_data;
 
-	if (unit_next(td, u, end_ns) && !run_unit(td, j, u))
+	if (unit_next(td, j, u, end_ns) && !run_unit(td, j, u))
 		return 0;
 	j->events[j->nr_events++] = u->io_u;
 	return 1;
@@ -465,25 +495,24 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		td->done = j->finished == j->units;
 		return FIO_Q_COMPLETED;
 	}
-	u = unit_start(td, io_u);
-	if (!u)
-		return FIO_Q_COMPLETED;
-	if (!run_unit(td, j, u))
-		return FIO_Q_QUEUED;
-	if (io_u->error)
-		return FIO_Q_COMPLETED;
-	for (n = 1; n < j->per_io_u && j->next < j->units; n++) {
+	/* one call site of unit_start and run_unit, so that both are
+	 * inlined here */
+	for (n = 0;;) {
 		u = unit_start(td, io_u);
-		if (u)
-			run_unit(td, j, u);
+		if (u && !run_unit(td, j, u))
+			return FIO_Q_QUEUED;
 		if (io_u->error) {
-			/* the phase may have ended with it: fio must still
-			 * come back for its io_u */
-			j->held_failure = 1;
-			td->done = 0;
-			io_u->error = 0;
+			if (n) {
+				/* the phase may have ended with it: fio
+				 * must still come back for its io_u */
+				j->held_failure = 1;
+				td->done = 0;
+				io_u->error = 0;
+			}
 			break;
 		}
+		if (!u || ++n >= j->per_io_u || j->next >= j->units)
+			break;
 	}
 	if (n > 1)
 		io_u->xfer_buflen = n * io_u->buflen;

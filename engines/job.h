@@ -75,6 +75,7 @@ struct mdfio_job {
 	enum mdfio_phase phase;
 	const struct mdfio_phase_desc *ph;
 	unsigned int nr_steps;	/* requests per unit (read_only: fewer) */
+	enum mdfio_op count_op;	/* the operation of the phase's ddir */
 	uint32_t rank, ranks, datasets, offset;
 	uint64_t precreate, steps, start, pos;
 	size_t size;
