@@ -78,11 +78,17 @@ static void set_units(struct thread_data *td, uint64_t units)
 static int engine_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
+	struct mdfio_world w;
+	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX];
 	/* fio calls this in its main process before any job runs, so only
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
 	set_units(td, mdfio_phase_units(eo));
+	/* a job that cannot tell its ranks stops before any rank starts */
+	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
+		return 1;
+	mdfio_describe_rank(td);
 	return 0;
 }
 
@@ -156,6 +162,7 @@ static int engine_init(struct thread_data *td)
 	if (!j)
 		return mdfio_error("out of memory");
 	td->io_ops_data = j;
+	j->root_fd = -1;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
 		/* a jobfile cannot vary its sections with the environment, so
 		 * spare repeat sections stand down: no step, no status change */
@@ -165,11 +172,15 @@ static int engine_init(struct thread_data *td)
 	j->be = be;
 	j->phase = (enum mdfio_phase)(eo->phase - 1);
 	j->ph = &mdfio_phases[j->phase];
-	j->rank = td->subjob_number;
-	j->ranks = mdfio_job_parent(td)->o.numjobs;
-	if (j->rank >= j->ranks)
-		return mdfio_error("cannot tell this clone's rank (%" PRIu32 " of %" PRIu32 ")",
-				 j->rank, j->ranks);
+	if (mdfio_job_world(td, &j->world, j->host, sizeof(j->host), j->hosts,
+			    sizeof(j->hosts)))
+		return 1;
+	j->per_host = mdfio_job_parent(td)->o.numjobs;
+	j->rank = j->world.base + (uint32_t)td->subjob_number;
+	j->ranks = j->world.total;
+	if ((uint32_t)td->subjob_number >= j->per_host)
+		return mdfio_error("cannot tell this clone's rank (%d of %" PRIu32 ")",
+				 td->subjob_number, j->per_host);
 	j->datasets = eo->datasets;
 	j->offset = eo->rank_offset;
 	j->precreate = eo->precreate;
@@ -185,7 +196,6 @@ static int engine_init(struct thread_data *td)
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
 		return mdfio_error("directory=%s: path too long", j->root);
-	mdfio_make_run_id(td, j->run);
 	if (build_paths(j))
 		return 1;
 	j->ref = malloc(j->size);
@@ -198,6 +208,10 @@ static int engine_init(struct thread_data *td)
 		return 1;
 	if (eo->latency_log)
 		mdfio_option_value(eo->latency_log, j->log_prefix, sizeof(j->log_prefix));
+	/* the last checks of this rank: the others wait for it at the
+	 * barrier */
+	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->join_timeout))
+		return 1;
 	if (mdfio_enter_phase(j, eo->repeat))
 		return 1;
 	/* md-workbench counts failed operations and goes on; the engine
@@ -607,6 +621,8 @@ static void engine_cleanup(struct thread_data *td)
 		    j->log_prefix[0])
 			mdfio_merge_logs(j);
 	}
+	if (j->root_fd >= 0)
+		mdfio_leave_run(j);
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	free(j->dset_paths);

@@ -84,6 +84,8 @@ struct mdfio_options {
 	unsigned long long start_index;
 	unsigned int repeat, repeats;
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
+	char *hosts;		/* fio servers of a run, by host name */
+	unsigned int join_timeout;	/* s a rank waits for one never started */
 };
 
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "core.h"
+#include "rankfile.h"
+#include "world.h"
 
 /* Where a request of a unit points: our own dataset d, or the dataset d of
  * the rank a benchmark step reads from or writes to. */
@@ -56,6 +58,9 @@ struct mdfio_phase_desc {
 
 extern const struct mdfio_phase_desc mdfio_phases[];
 
+/* The longest hosts= list (host names separated by commas). */
+#define MDFIO_HOSTS_MAX 65536
+
 struct mdfio_op_errors {
 	uint64_t count;
 	int first_errno;
@@ -82,7 +87,15 @@ struct mdfio_job {
 	int read_only, verify, recover;
 	char root[PATH_MAX];
 	char status_path[PATH_MAX];
+	/* the run's id in the status file: the rank file's id and the
+	 * barrier that started the phase, the same on every host */
 	char run[MDFIO_RUN_LEN];
+	struct mdfio_world world;
+	char host[HOST_NAME_MAX + 1];
+	char hosts[MDFIO_HOSTS_MAX];	/* the hosts= option's value */
+	uint32_t per_host;	/* ranks of one fio job: numjobs */
+	int root_fd;		/* the root, which holds the rank file */
+	struct mdfio_rankfile rankfile;
 	/* units of the phase: handed out, finished */
 	uint64_t units, next, finished;
 	/* for each target, each d's dataset (paths built once; a request only
@@ -123,9 +136,18 @@ uint64_t mdfio_phase_units(const struct mdfio_options *eo);
 /* copies the value of a "value|default" option into out */
 void mdfio_option_value(const char *s, char *out, size_t len);
 
-/* phase.c: the status protocol */
+/* run.c: a job's ranks among all of its run, and joining the run */
 struct thread_data *mdfio_job_parent(struct thread_data *td);
-void mdfio_make_run_id(struct thread_data *td, char *out);
+int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
+		    char *host, size_t hostlen, char *hosts, size_t hostslen);
+void mdfio_describe_rank(struct thread_data *td);
+int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s);
+void mdfio_leave_run(struct mdfio_job *j);
+
+/* phase.c: the status protocol */
+/* Refuses a phase that needs a namespace where there is none before the
+ * barrier: every rank of every host finds the same, and none waits. */
+int mdfio_phase_precheck(struct mdfio_job *j);
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 

@@ -10,6 +10,8 @@
 #include "job.h"
 
 #define MDFIO_REPEATS_MAX 1000000
+/* a day: a host that has not started a rank by then will not */
+#define MDFIO_JOIN_TIMEOUT_MAX 86400
 
 int mdfio_error(const char *fmt, ...)
 {
@@ -188,6 +190,20 @@ const struct fio_option mdfio_core_options[] = {
 		.type = FIO_OPT_STR_STORE,
 		.off1 = offsetof(struct mdfio_options, latency_log),
 		.help = "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "hosts", .lname = "hosts",
+		.type = FIO_OPT_STR_STORE,
+		.off1 = offsetof(struct mdfio_options, hosts),
+		.help = "Host names of the fio servers of one run, separated by ',': each takes numjobs ranks in this order (value|default; empty: this fio job's ranks only)",
+		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	},
+	{
+		.name = "join_timeout", .lname = "join_timeout", .type = FIO_OPT_INT,
+		.off1 = offsetof(struct mdfio_options, join_timeout),
+		.minval = 1, .maxval = MDFIO_JOIN_TIMEOUT_MAX, .def = "30",
+		.help = "Seconds a rank waits at the start of a phase for ranks that no process has started (ranks still busy are waited for without limit)",
 		.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
 	},
 	MDFIO_OPT("ranks", cb_ranks, NULL,

@@ -58,51 +58,6 @@ const struct mdfio_phase_desc mdfio_phases[] = {
 	},
 };
 
-/* The job a clone was made from: fio gives clones numjobs=1 and places them
- * right after their parent (subjob 0), which keeps the real numjobs. */
-struct thread_data *mdfio_job_parent(struct thread_data *td)
-{
-	struct thread_data *t, *parent = td;
-	int i;
-
-	if (!td->subjob_number)
-		return td;
-	for_each_td(t, i) {
-		if (t->thread_number > td->thread_number)
-			break;
-		if (!t->subjob_number)
-			parent = t;
-	}
-	return parent;
-}
-
-/* Names the job (not the clone): the fio process, its start time, and the
- * job's first thread. Clones of one job share it; a later job or another fio
- * invocation gets a different one. */
-void mdfio_make_run_id(struct thread_data *td, char *out)
-{
-	pid_t fio = td->o.use_thread ? getpid() : getppid();
-	unsigned long long start = 0;
-	char path[64], buf[1024], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)fio);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
-			int i;
-
-			for (i = 0; p && i < 20; i++)
-				p = strchr(p + 1, ' ');
-			if (p)
-				start = strtoull(p + 1, NULL, 10);
-		}
-		fclose(f);
-	}
-	snprintf(out, MDFIO_RUN_LEN, "%d.%llu.%u", (int)fio, start,
-		 mdfio_job_parent(td)->thread_number);
-}
-
 /* Returns 0 if no dataset name of any rank exists yet, else writes the
  * first existing path into p. */
 static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
@@ -150,6 +105,20 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 	if (st->object_size != j->size)
 		return mdfio_error("%s was made with object size (bs) %" PRIu64 "; this job has bs=%zu",
 				 j->status_path, st->object_size, j->size);
+	return 0;
+}
+
+int mdfio_phase_precheck(struct mdfio_job *j)
+{
+	char msg[512];
+	uint64_t pos;
+	int recover = 0;
+
+	if (j->ph->makes_datasets || !access(j->status_path, F_OK) || errno != ENOENT)
+		return 0;
+	if (mdfio_status_enter(NULL, j->phase, j->rank, j->run, 0, &pos, &recover,
+			       msg, sizeof(msg)))
+		return mdfio_error("%s: %s", j->root, msg);
 	return 0;
 }
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "scaling",
-            "callgrind")
+            "hosts", "callgrind")
 
 
 def is_spread(cell, signed=False):
@@ -117,6 +117,11 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     scaling = rows(docs["scaling"], "Scaling")
     assert [(r["fs"], r["numjobs"], r["objects"]) for r in scaling] == [("tmpfs", 1, 200), ("tmpfs", 2, 400)]
     assert all(r["peak RSS"] > 0 for r in scaling)
+
+    hosts = rows(docs["hosts"], "Runs over fio servers against one fio")
+    assert [r["layout"] for r in hosts] == ["one fio (objects/s)", "1 host × 4 clones", "2 hosts × 2 clones",
+                                            "4 hosts × 1 clone"]
+    assert all(is_spread(r[ph]) and r[ph]["min"] > 0 for r in hosts for ph in phases)
 
     callgrind = docs["callgrind"]["tables"]
     assert [r["program"] for r in callgrind[0]["rows"]] == ["bare loop", "mdfio-posix in fio"]

@@ -48,7 +48,11 @@ class FioRun:
     json: dict | None
 
     def jobs(self, name=None):
-        return [j for j in self.json["jobs"] if name is None or j["jobname"] == name]
+        """The jobs of the run; of a fio client, those of every server
+        (without fio's sum over them, "All clients")."""
+        jobs = self.json["jobs"] if "jobs" in self.json else [
+            j for j in self.json["client_stats"] if j["jobname"] != "All clients"]
+        return [j for j in jobs if name is None or j["jobname"] == name]
 
     def mdfio_lines(self):
         return [line for line in self.stderr.splitlines() if line.startswith("mdfio:")]

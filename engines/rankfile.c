@@ -1,0 +1,455 @@
+/* F_OFD_* locks */
+#define _GNU_SOURCE
+#include "rankfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REC MDFIO_RANKFILE_RECORD
+#define MAGIC "mdfio-ranks 1"
+
+/* Polling the shared file: short sleeps first (the usual case is ranks
+ * arriving within a few milliseconds of each other), then longer ones so
+ * that many waiting ranks do not load the file system's server. */
+#define POLL_FIRST_US 50
+#define POLL_MAX_US 2000
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* The header record, then why the last barrier failed (so that every rank
+ * waiting at it reports the same ranks and hosts), then one record a rank. */
+#define FAILURE_OFF REC
+#define FAILURE_LEN 1024
+
+static off_t rec_off(uint32_t rank)
+{
+	return FAILURE_OFF + FAILURE_LEN + (off_t)rank * REC;
+}
+
+/* An open-file-description lock on a record range: per open file, not per
+ * process, so clones running as threads (thread=1) each hold their own. */
+static int lock(int fd, short type, off_t start, off_t len, int wait)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
+			    .l_start = start, .l_len = len };
+	int cmd = wait ? F_OFD_SETLKW : F_OFD_SETLK;
+
+	while (fcntl(fd, cmd, &fl)) {
+		if (errno != EINTR)
+			return errno;
+	}
+	return 0;
+}
+
+static void unlock(int fd, off_t start, off_t len)
+{
+	lock(fd, F_UNLCK, start, len, 0);
+}
+
+/* Whether another open file holds a lock on rank's record. */
+static int claimed(int fd, uint32_t rank)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = rec_off(rank), .l_len = REC };
+
+	if (fcntl(fd, F_OFD_GETLK, &fl))
+		return 1;	/* cannot tell: never call a rank gone */
+	return fl.l_type != F_UNLCK;
+}
+
+struct header {
+	char id[MDFIO_RANKFILE_ID_LEN];
+	uint32_t total;
+	uint64_t released;	/* barriers completed in this file's life */
+	uint64_t failed;	/* the last barrier given up, never used again */
+};
+
+struct rank_rec {
+	char host[64];
+	long pid;
+	uint64_t arrived;	/* the barrier it waits at (released + 1) */
+};
+
+static int read_rec(int fd, off_t off, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len, off);
+
+	if (n < 0)
+		return errno;
+	buf[n > 0 ? n - 1 : 0] = '\0';
+	return 0;
+}
+
+/* Writes a record of len bytes: the text, padded with spaces, and '\n'. */
+static int write_rec(int fd, off_t off, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int write_rec(int fd, off_t off, size_t len, const char *fmt, ...)
+{
+	char buf[FAILURE_LEN];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		n = (int)len - 1;
+	memset(buf + n, ' ', len - 1 - (size_t)n);
+	buf[len - 1] = '\n';
+	return pwrite(fd, buf, len, off) == (ssize_t)len ? 0 : errno ? errno : EIO;
+}
+
+/* 0: parsed; 1: empty (a new file); -1: not a rank file */
+static int read_header(int fd, struct header *h)
+{
+	char buf[REC];
+
+	if (read_rec(fd, 0, buf, REC))
+		return -1;
+	if (!buf[0])
+		return 1;
+	if (sscanf(buf, MAGIC " id %16[0-9a-f] total %" SCNu32 " released %" SCNu64
+		   " failed %" SCNu64, h->id, &h->total, &h->released, &h->failed) != 4)
+		return -1;
+	return 0;
+}
+
+static int write_header(int fd, const struct header *h)
+{
+	return write_rec(fd, 0, REC, MAGIC " id %s total %" PRIu32 " released %" PRIu64
+			 " failed %" PRIu64, h->id, h->total, h->released, h->failed);
+}
+
+/* A new file's id: random, so that the run ids of a file that replaced an
+ * older one never repeat the older one's. */
+static void new_id(char *id)
+{
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
+	}
+	snprintf(id, MDFIO_RANKFILE_ID_LEN, "%016" PRIx64, v);
+}
+
+static void read_rank(int fd, uint32_t rank, struct rank_rec *r)
+{
+	char buf[REC];
+	uint32_t n;
+
+	memset(r, 0, sizeof(*r));
+	if (read_rec(fd, rec_off(rank), buf, REC) ||
+	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64,
+		   &n, r->host, &r->pid, &r->arrived) != 4 || n != rank) {
+		snprintf(r->host, sizeof(r->host), "?");
+		r->pid = -1;
+	}
+}
+
+static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived)
+{
+	return write_rec(rf->fd, rec_off(rf->rank), REC,
+			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64,
+			 rf->rank, rf->host, (long)getpid(), arrived);
+}
+
+/* The first rank of [0, total) other than ours that another open file
+ * holds, or total if there is none. */
+static uint32_t first_claimed(int fd, uint32_t total, uint32_t self)
+{
+	uint32_t r;
+
+	for (r = 0; r < total; r++)
+		if (r != self && claimed(fd, r))
+			return r;
+	return total;
+}
+
+/* Whether fd is still the file named name in dirfd (a last rank out may
+ * have removed it between our open and our claim). */
+static int still_named(int dirfd, int fd)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) &&
+	       !fstatat(dirfd, MDFIO_RANKFILE_NAME, &b, AT_SYMLINK_NOFOLLOW) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
+{
+	struct header h;
+	struct rank_rec holder;
+	int fd = rf->fd, got, err;
+	uint32_t r;
+
+	err = lock(fd, F_WRLCK, 0, REC, 1);
+	if (err)
+		return fail(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	got = read_header(fd, &h);
+	if (got < 0) {
+		unlock(fd, 0, REC);
+		return fail(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
+			    MDFIO_RANKFILE_NAME);
+	}
+	if (!got && h.total != rf->total) {
+		r = first_claimed(fd, h.total, UINT32_MAX);
+		if (r < h.total) {
+			read_rank(fd, r, &holder);
+			unlock(fd, 0, REC);
+			return fail(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
+				    h.total, r, holder.host, holder.pid, rf->total);
+		}
+		got = 1;	/* left by a run that is over: start afresh */
+	}
+	if (got) {
+		new_id(h.id);
+		h.total = rf->total;
+		h.released = h.failed = 0;
+		if (ftruncate(fd, 0) || (err = write_header(fd, &h))) {
+			err = errno;
+			unlock(fd, 0, REC);
+			return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+		}
+	}
+	err = lock(fd, F_WRLCK, rec_off(rf->rank), REC, 0);
+	if (err) {
+		read_rank(fd, rf->rank, &holder);
+		unlock(fd, 0, REC);
+		if (err == EAGAIN || err == EACCES)
+			return fail(msg, msglen, "rank %" PRIu32 " is taken by a live fio (host %s, pid %ld): another fio run is using this namespace, or two hosts took the same ranks",
+				    rf->rank, holder.host, holder.pid);
+		return fail(msg, msglen, "cannot lock rank %" PRIu32 " in %s: %s", rf->rank,
+			    MDFIO_RANKFILE_NAME, strerror(err));
+	}
+	err = write_rank(rf, h.released);
+	memcpy(rf->id, h.id, sizeof(rf->id));
+	unlock(fd, 0, REC);
+	if (err)
+		return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	return 0;
+}
+
+int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
+			 uint32_t total, const char *host, char *msg,
+			 size_t msglen)
+{
+	struct stat sb;
+	int tries;
+
+	rf->rank = rank;
+	rf->total = total;
+	snprintf(rf->host, sizeof(rf->host), "%s", host);
+	for (tries = 0; tries < 100; tries++) {
+		rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME,
+				O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (rf->fd < 0)
+			return fail(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
+				    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");
+		if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode)) {
+			close(rf->fd);
+			rf->fd = -1;
+			return fail(msg, msglen, "%s is not a regular file: refusing to touch it",
+				    MDFIO_RANKFILE_NAME);
+		}
+		if (claim_once(rf, msg, msglen)) {
+			close(rf->fd);
+			rf->fd = -1;
+			return 1;
+		}
+		if (still_named(dirfd, rf->fd))
+			return 0;
+		close(rf->fd);	/* removed under us: claim in the new one */
+	}
+	rf->fd = -1;
+	return fail(msg, msglen, "%s keeps being replaced: is another run removing it?",
+		    MDFIO_RANKFILE_NAME);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Under the header lock: whether every rank has arrived at barrier b (or
+ * passed it) while still claimed; if so releases it. */
+static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b)
+{
+	struct rank_rec rec;
+	uint32_t r;
+
+	for (r = 0; r < rf->total; r++) {
+		if (r == rf->rank)
+			continue;
+		read_rank(rf->fd, r, &rec);
+		if (rec.arrived < b || !claimed(rf->fd, r))
+			return 0;
+	}
+	h->released = b;
+	return !write_header(rf->fd, h);
+}
+
+/* The first other rank nobody claims, or total. */
+static uint32_t first_unclaimed(struct mdfio_rankfile *rf)
+{
+	uint32_t r;
+
+	for (r = 0; r < rf->total; r++)
+		if (r != rf->rank && !claimed(rf->fd, r))
+			return r;
+	return rf->total;
+}
+
+/* Appends the ranks nobody claims to msg, as ranges. */
+static void name_missing(struct mdfio_rankfile *rf, char *msg, size_t msglen)
+{
+	uint32_t r, first = UINT32_MAX, n = 0;
+	size_t len;
+
+	for (r = 0; r <= rf->total; r++) {
+		int missing = r < rf->total && r != rf->rank && !claimed(rf->fd, r);
+
+		if (missing && first == UINT32_MAX)
+			first = r;
+		if (missing || first == UINT32_MAX)
+			continue;
+		len = strlen(msg);
+		if (n++ < 8)
+			snprintf(msg + len, msglen - len, "%s%" PRIu32, n > 1 ? "," : "", first);
+		len = strlen(msg);
+		if (n <= 8 && r - 1 > first)
+			snprintf(msg + len, msglen - len, "-%" PRIu32, r - 1);
+		first = UINT32_MAX;
+	}
+	if (n > 8) {
+		len = strlen(msg);
+		snprintf(msg + len, msglen - len, ",...");
+	}
+}
+
+int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank)
+{
+	return claimed(rf->fd, rank);
+}
+
+/* Why the last barrier given up failed. */
+static void read_failure(int fd, char *why, size_t len)
+{
+	char buf[FAILURE_LEN];
+	size_t n;
+
+	if (read_rec(fd, FAILURE_OFF, buf, sizeof(buf)))
+		buf[0] = '\0';
+	for (n = strlen(buf); n && buf[n - 1] == ' '; n--)
+		buf[n - 1] = '\0';
+	snprintf(why, len, "%s", buf);
+}
+
+int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
+			   uint64_t *barrier, mdfio_rankfile_describe describe,
+			   void *arg, char *msg, size_t msglen)
+{
+	struct header h;
+	uint64_t b, lonely_since = 0;
+	unsigned int sleep_us = POLL_FIRST_US;
+	char why[FAILURE_LEN];
+	int err;
+
+	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
+	if (err)
+		return fail(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	if (read_header(rf->fd, &h) || strcmp(h.id, rf->id)) {
+		unlock(rf->fd, 0, REC);
+		return fail(msg, msglen, "%s was changed under a live run", MDFIO_RANKFILE_NAME);
+	}
+	b = (h.released > h.failed ? h.released : h.failed) + 1;
+	*barrier = b;
+	err = write_rank(rf, b);
+	if (!err)
+		try_release(rf, &h, b);
+	unlock(rf->fd, 0, REC);
+	if (err)
+		return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	for (;;) {
+		int released, failed;
+
+		/* a shared lock also makes a network file system read the
+		 * file afresh */
+		lock(rf->fd, F_RDLCK, 0, REC, 1);
+		released = !read_header(rf->fd, &h) && h.released >= b;
+		failed = !released && h.failed == b;
+		unlock(rf->fd, 0, REC);
+		if (released)
+			return 0;
+		if (failed)
+			break;
+		/* time counts only while some rank is claimed by nobody: a
+		 * claimed one is busy with the previous phase */
+		if (!lonely_since || first_unclaimed(rf) == rf->total)
+			lonely_since = now_ms();
+		if (now_ms() - lonely_since > timeout_ms)
+			break;
+		usleep(sleep_us);
+		if (sleep_us < POLL_MAX_US)
+			sleep_us *= 2;
+	}
+	lock(rf->fd, F_WRLCK, 0, REC, 1);
+	if (!read_header(rf->fd, &h) && h.released >= b) {
+		unlock(rf->fd, 0, REC);
+		return 0;
+	}
+	/* the first rank to give up says why for all: the others give up as
+	 * soon as they see it, and report the same */
+	if (h.failed == b) {
+		read_failure(rf->fd, why, sizeof(why));
+	} else {
+		snprintf(why, sizeof(why), "ranks ");
+		name_missing(rf, why, sizeof(why));
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 " of %" PRIu32 " did not join within %g s", rf->total, timeout_ms / 1000.0);
+		if (describe)
+			describe(arg, rf, why, sizeof(why));
+		write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, "%s", why);
+		h.failed = b;
+		write_header(rf->fd, &h);
+	}
+	write_rank(rf, b - 1);	/* withdraw */
+	unlock(rf->fd, 0, REC);
+	return fail(msg, msglen, "%s", why);
+}
+
+void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd)
+{
+	if (rf->fd < 0)
+		return;
+	/* holding every record shows that no other rank is left */
+	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd))
+		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
+	close(rf->fd);	/* drops the claim */
+	rf->fd = -1;
+}

@@ -1,0 +1,135 @@
+/* A job's ranks among all ranks of its run, which may span several fio
+ * processes (mpirun, srun) and hosts (fio --server), and joining the run at
+ * the start of each phase: the rank claimed in the root's rank file, then
+ * the barrier every rank of every host passes together (md-workbench's
+ * MPI_Barrier), so that the next phase starts nowhere before the last one
+ * has ended everywhere. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+
+/* The job a clone was made from: fio gives clones numjobs=1 and places them
+ * right after their parent (subjob 0), which keeps the real numjobs. */
+struct thread_data *mdfio_job_parent(struct thread_data *td)
+{
+	struct thread_data *t, *parent = td;
+	int i;
+
+	if (!td->subjob_number)
+		return td;
+	for_each_td(t, i) {
+		if (t->thread_number > td->thread_number)
+			break;
+		if (!t->subjob_number)
+			parent = t;
+	}
+	return parent;
+}
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
+		    char *host, size_t hostlen, char *hosts, size_t hostslen)
+{
+	struct mdfio_options *eo = td->eo;
+	char msg[512];
+
+	if (gethostname(host, hostlen))
+		snprintf(host, hostlen, "?");
+	host[hostlen - 1] = '\0';
+	hosts[0] = '\0';
+	if (eo->hosts)
+		mdfio_option_value(eo->hosts, hosts, hostslen);
+	if (!mdfio_world_find(w, mdfio_job_parent(td)->o.numjobs, hosts, host,
+			      env, msg, sizeof(msg)))
+		return 0;
+	/* once per job, not once per clone */
+	if (!td->subjob_number)
+		mdfio_error("%s", msg);
+	return 1;
+}
+
+/* Puts the clone's global rank and host into fio's job description, which
+ * fio's JSON carries per job ("desc") also from a fio server to its client:
+ * how mdfio-report labels and checks the ranks of a run over many hosts.
+ * fio calls setup in its main process, whose copy of the options is the one
+ * its report reads. */
+void mdfio_describe_rank(struct thread_data *td)
+{
+	struct mdfio_world w;
+	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX], desc[FIO_JOBDESC_SIZE];
+	const char *mine = td->o.description;
+
+	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
+		return;
+	/* a clone inherits its parent's description, ours included */
+	if (mine && !strncmp(mine, "mdfio ", 6))
+		mine = strstr(mine, "; ") ? strstr(mine, "; ") + 2 : NULL;
+	snprintf(desc, sizeof(desc), "mdfio rank=%" PRIu32 " ranks=%" PRIu32 " host=%s%s%s",
+		 w.base + (uint32_t)td->subjob_number, w.total, host,
+		 mine ? "; " : "", mine ? mine : "");
+	free(td->o.description);
+	td->o.description = strdup(desc);
+}
+
+/* Appends to msg the hosts of hosts= none of whose ranks is claimed. */
+static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
+			       char *msg, size_t msglen)
+{
+	struct mdfio_job *j = arg;
+	const char *e;
+	size_t len, n = strlen(msg);
+	uint32_t i, r;
+	int first = 1;
+
+	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)); i++) {
+		for (r = i * j->per_host; r < (i + 1) * j->per_host; r++)
+			if (r == j->rank || mdfio_rankfile_claimed(rf, r))
+				break;
+		if (r < (i + 1) * j->per_host || n >= msglen)
+			continue;
+		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s", first ? "; no rank of host " : ",",
+				      (int)len, e);
+		first = 0;
+	}
+	if (!first && n < msglen)
+		snprintf(msg + n, msglen - n, " has started");
+}
+
+int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s)
+{
+	char msg[1024];
+	uint64_t barrier;
+
+	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->root_fd < 0)
+		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
+	if (mdfio_rankfile_claim(&j->rankfile, j->root_fd, j->rank, j->ranks,
+				 j->host, msg, sizeof(msg)))
+		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
+	if (mdfio_rankfile_barrier(&j->rankfile, timeout_s * 1000u, &barrier,
+				   j->hosts[0] ? name_missing_hosts : NULL, j,
+				   msg, sizeof(msg))) {
+		mdfio_leave_run(j);
+		return mdfio_error("%s: rank %" PRIu32 " (host %s): %s; nothing was started",
+				   j->root, j->rank, j->host, msg);
+	}
+	snprintf(j->run, sizeof(j->run), "%s.%" PRIu64, j->rankfile.id, barrier);
+	return 0;
+}
+
+void mdfio_leave_run(struct mdfio_job *j)
+{
+	mdfio_rankfile_release(&j->rankfile, j->root_fd);
+	close(j->root_fd);
+	j->root_fd = -1;
+}

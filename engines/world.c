@@ -1,0 +1,167 @@
+#include "world.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The rank and size each launcher exports to every process it starts,
+ * innermost first: mpirun inside a Slurm allocation sees both. */
+static const struct launcher {
+	const char *rank, *size;
+} launchers[] = {
+	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },	/* Open MPI */
+	{ "PMI_RANK", "PMI_SIZE" },			/* MPICH, Intel MPI */
+	{ "SLURM_PROCID", "SLURM_NTASKS" },		/* srun */
+};
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return 1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return 1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The length of a host name up to its first '.': "n1.cluster" is "n1". */
+static size_t short_len(const char *name, size_t len)
+{
+	const char *dot = memchr(name, '.', len);
+
+	return dot ? (size_t)(dot - name) : len;
+}
+
+/* Whether list entry e[0..len) names host: the same name, or the same short
+ * name where one of them is qualified and the other not. */
+static int names_host(const char *e, size_t len, const char *host)
+{
+	size_t hlen = strlen(host);
+
+	if (len == hlen && !memcmp(e, host, len))
+		return 1;
+	if (memchr(e, '.', len) && memchr(host, '.', hlen))
+		return 0;
+	return short_len(e, len) == short_len(host, hlen) &&
+	       !memcmp(e, host, short_len(e, len));
+}
+
+const char *mdfio_world_host(const char *hosts, uint32_t i, size_t *len)
+{
+	const char *e = hosts;
+
+	for (; *e; i--) {
+		*len = strcspn(e, ",");
+		if (!i)
+			return e;
+		e += *len + (e[*len] ? 1 : 0);
+	}
+	return NULL;
+}
+
+static int from_hosts(struct mdfio_world *w, uint32_t numjobs,
+		      const char *hosts, const char *host, char *msg,
+		      size_t msglen)
+{
+	const char *e, *f, *next;
+	uint32_t i = 0, mine = 0, count = 0;
+	int found = 0;
+
+	for (e = hosts; *e; e = next) {
+		size_t len = strcspn(e, ",");
+
+		next = e[len] ? e + len + 1 : e + len;
+		if (!len)
+			return fail(msg, msglen, "hosts=%s: an empty host name", hosts);
+		for (f = hosts; f < e; f += strcspn(f, ",") + 1) {
+			if (strcspn(f, ",") == len && !memcmp(f, e, len))
+				return fail(msg, msglen, "hosts=%s: host %.*s is listed twice; each host takes numjobs ranks of its own",
+					    hosts, (int)len, e);
+		}
+		if (names_host(e, len, host)) {
+			if (found)
+				return fail(msg, msglen, "hosts=%s: this host (%s) matches two entries", hosts, host);
+			found = 1;
+			mine = i;
+		}
+		i++;
+	}
+	count = i;
+	if (!count)
+		return fail(msg, msglen, "hosts=: expected host names separated by ','");
+	if (!found)
+		return fail(msg, msglen, "hosts=%s: this host (%s) is not listed, so it would take no ranks",
+			    hosts, host);
+	if ((uint64_t)count * numjobs > MDFIO_MAX_RANKS)
+		return fail(msg, msglen, "hosts=%s with numjobs=%" PRIu32 ": more than %u ranks",
+			    hosts, numjobs, MDFIO_MAX_RANKS);
+	w->base = mine * numjobs;
+	w->total = count * numjobs;
+	w->source = "hosts=";
+	return 0;
+}
+
+int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
+		     const char *hosts, const char *host,
+		     const char *(*getenv_fn)(const char *name),
+		     char *msg, size_t msglen)
+{
+	const struct launcher *l = NULL;
+	uint32_t rank, size;
+	size_t i;
+
+	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+		if (getenv_fn(launchers[i].rank)) {
+			l = &launchers[i];
+			break;
+		}
+	}
+	if (hosts && *hosts) {
+		if (l)
+			return fail(msg, msglen, "hosts=%s and the launcher's %s both number the ranks: remove hosts= when starting fio with mpirun or srun",
+				    hosts, l->rank);
+		return from_hosts(w, numjobs, hosts, host, msg, msglen);
+	}
+	if (!l) {
+		w->base = 0;
+		w->total = numjobs;
+		w->source = "this fio job";
+		return 0;
+	}
+	if (parse_u32(getenv_fn(l->rank), &rank))
+		return fail(msg, msglen, "%s=%s: expected a rank number", l->rank,
+			    getenv_fn(l->rank));
+	if (parse_u32(getenv_fn(l->size), &size) || !size)
+		return fail(msg, msglen, "%s is set but %s=%s is not a number of processes",
+			    l->rank, l->size, getenv_fn(l->size) ? getenv_fn(l->size) : "(unset)");
+	if (rank >= size)
+		return fail(msg, msglen, "%s=%" PRIu32 " is not below %s=%" PRIu32,
+			    l->rank, rank, l->size, size);
+	if ((uint64_t)size * numjobs > MDFIO_MAX_RANKS)
+		return fail(msg, msglen, "%s=%" PRIu32 " with numjobs=%" PRIu32 ": more than %u ranks",
+			    l->size, size, numjobs, MDFIO_MAX_RANKS);
+	w->base = rank * numjobs;
+	w->total = size * numjobs;
+	w->source = l->rank;
+	return 0;
+}

@@ -1,0 +1,170 @@
+/* Rank claims and barriers between processes on one file system. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "rankfile.h"
+
+#define ROUNDS 40
+
+static int dirfd_of(const char *dir)
+{
+	return open(dir, O_RDONLY | O_DIRECTORY);
+}
+
+/* Each of n processes claims its rank and runs ROUNDS phases, each started
+ * by a barrier: none may pass barrier k before all have finished phase k-1. */
+static void lockstep(const char *dir, unsigned int n)
+{
+	unsigned int *done = mmap(NULL, sizeof(unsigned int) * (ROUNDS + 1),
+				  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned int r, bad = 0;
+	int status;
+
+	for (r = 0; r < n; r++) {
+		if (fork())
+			continue;
+		struct mdfio_rankfile rf;
+		char msg[256];
+		uint64_t b;
+		int k, fd = dirfd_of(dir), early = 0;
+
+		if (mdfio_rankfile_claim(&rf, fd, r, n, "h", msg, sizeof(msg)))
+			_exit(2);
+		for (k = 1; k <= ROUNDS; k++) {
+			if (mdfio_rankfile_barrier(&rf, 5000, &b, NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+			if (b != (uint64_t)k)
+				_exit(5);	/* every rank numbers barriers alike */
+			if (__atomic_load_n(&done[k - 1], __ATOMIC_SEQ_CST) != (k > 1 ? n : 0))
+				early = 1;
+			if (r == k % n)
+				usleep(1000);	/* one slow rank per phase */
+			__atomic_add_fetch(&done[k], 1, __ATOMIC_SEQ_CST);
+		}
+		mdfio_rankfile_release(&rf, fd);
+		_exit(early ? 4 : 0);
+	}
+	/* done[0] is the "phase" before the first barrier: nothing */
+	for (r = 0; r < n; r++) {
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	CHECK(!bad, "%u of %u ranks failed the lockstep", bad, n);
+	CHECK(faccessat(dirfd_of(dir), MDFIO_RANKFILE_NAME, F_OK, 0),
+	      "the last rank out removes the rank file");
+	munmap(done, sizeof(unsigned int) * (ROUNDS + 1));
+}
+
+static void describe(void *arg, const struct mdfio_rankfile *rf, char *why, size_t len)
+{
+	(void)arg;
+	(void)rf;
+	snprintf(why + strlen(why), len - strlen(why), "; hosts: x");
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/mdfio-test-rankfile-XXXXXX";
+	struct mdfio_rankfile a, b;
+	char msg[256];
+	uint64_t gen;
+	int fd, status;
+	pid_t child;
+
+	if (!mkdtemp(dir))
+		return 1;
+	fd = dirfd_of(dir);
+
+	lockstep(dir, 1);
+	lockstep(dir, 5);
+
+	/* a live rank cannot be claimed twice; the holder is named */
+	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	child = fork();
+	if (!child)
+		_exit(mdfio_rankfile_claim(&b, fd, 1, 3, "hostB", msg, sizeof(msg)) &&
+		      strstr(msg, "rank 1 is taken by a live fio (host hostA, pid") ? 0 : 1);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "a second claim of rank 1 is refused");
+	/* ... nor by a run of another size */
+	child = fork();
+	if (!child)
+		_exit(mdfio_rankfile_claim(&b, fd, 0, 4, "hostB", msg, sizeof(msg)) &&
+		      strstr(msg, "another fio run with 3 ranks") ? 0 : 1);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "a run of another size is refused");
+
+	/* ranks nobody claims make the barrier fail, naming them */
+	CHECK(mdfio_rankfile_barrier(&a, 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "ranks 0,2 of 3 did not join within 0.3 s"), "missing ranks: %s", msg);
+	/* the first rank to give up says why for all: a rank still willing
+	 * to wait gives up at once with the same reason */
+	child = fork();
+	if (!child) {
+		int cfd = dirfd_of(dir);
+		uint64_t t0;
+		struct timespec ts;
+
+		if (mdfio_rankfile_claim(&b, cfd, 0, 3, "hostB", msg, sizeof(msg)))
+			_exit(2);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (uint64_t)ts.tv_sec;
+		if (!mdfio_rankfile_barrier(&b, 20000, &gen, NULL, NULL, msg, sizeof(msg)))
+			_exit(3);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		_exit(strcmp(msg, "ranks 2 of 3 did not join within 0.3 s; hosts: x") ? 4 :
+		      (uint64_t)ts.tv_sec - t0 > 5 ? 5 : 0);
+	}
+	usleep(200000);
+	CHECK(mdfio_rankfile_barrier(&a, 300, &gen, describe, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "ranks 2 of 3 did not join within 0.3 s; hosts: x"), "give up: %s", msg);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the other rank gave up with it: %d",
+	      WEXITSTATUS(status));
+	mdfio_rankfile_release(&a, fd);	/* the 3-rank run is over */
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the last rank out removed the file");
+
+	/* a claimed rank is waited for beyond the timeout (busy elsewhere) */
+	child = fork();
+	if (!child) {
+		int cfd = dirfd_of(dir);
+
+		if (mdfio_rankfile_claim(&b, cfd, 0, 2, "hostB", msg, sizeof(msg)))
+			_exit(2);
+		usleep(600000);
+		_exit(mdfio_rankfile_barrier(&b, 200, &gen, NULL, NULL, msg, sizeof(msg)) ? 3 : 0);
+	}
+	usleep(100000);
+	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 2, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!mdfio_rankfile_barrier(&a, 200, &gen, NULL, NULL, msg, sizeof(msg)) && gen == 1,
+	      "a busy rank is waited for: %s", msg);
+	mdfio_rankfile_release(&a, fd);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the busy rank passes too");
+
+	/* never through a symlink, never a foreign file */
+	CHECK(!symlinkat("/etc/passwd", fd, MDFIO_RANKFILE_NAME), "symlink");
+	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, "h", msg, sizeof(msg)) && strstr(msg, "symlink"),
+	      "a symlinked rank file: %s", msg);
+	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	{
+		int f = openat(fd, MDFIO_RANKFILE_NAME, O_WRONLY | O_CREAT, 0644);
+
+		CHECK(write(f, "not ours\n", 9) == 9, "write");
+		close(f);
+	}
+	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, "h", msg, sizeof(msg)) &&
+	      strstr(msg, "not mdfio's rank file"), "a foreign file: %s", msg);
+	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	rmdir(dir);
+	return check_result();
+}

@@ -1,0 +1,210 @@
+"""One md-workbench run over several "hosts" sharing one root: fio servers,
+each in a UTS namespace of its own (its own host name) on its own loopback
+address, driven by one fio client; and one fio process per rank under
+mpirun. Ranks, barriers, status and recovery across processes and hosts."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import mdfio.fio
+from conftest import SANITIZER_REPORT, engine_path, expected, fio_env, namespace
+from mdfio.fiojson import read_documents
+from mdfio.hosts import fio_servers, need_unshare
+
+D, P, I = 3, 8, 3
+TIMEOUT = 300       # s, any one fio client or mpirun
+
+
+@pytest.fixture
+def servers(request, tmp_path):
+    """servers(n) -> n fio servers host1..hostn, torn down after the test."""
+    why = need_unshare()
+    if why:
+        pytest.skip(why)
+    stack = []
+
+    def start(n, names=None):
+        # the servers load the engine under test: the sanitizers' runtime
+        # and options too
+        cm = fio_servers(n, tmp_path, names=names, env=fio_env())
+        stack.append(cm)
+        return cm.__enter__()
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)
+    for log in tmp_path.glob("fio-server-*.log"):
+        assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()
+
+
+def client(servers, text, tmp_path, per_host=False, check=None):
+    """fio --client for every server: one hosts file and one jobfile, or
+    (per_host) the per-host form --client=A job --client=B job."""
+    n = len(list(tmp_path.glob("client-*.fio")))
+    job = tmp_path / f"client-{n}.fio"
+    job.write_text(text)
+    if per_host:
+        args = [a for s in servers for a in (s.client_arg, str(job))][:-1]
+    else:
+        hosts = tmp_path / f"client-{n}.hosts"
+        hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+        args = [f"--client={hosts}"]
+    run = mdfio.fio.run(job, args=args, env=fio_env(), timeout=TIMEOUT)
+    # what the servers print reaches the client's output file, before its JSON
+    output = job.with_suffix(".json").read_text()
+    run.messages = output[:output.find("\n{")] + run.stdout + run.stderr
+    assert not SANITIZER_REPORT.search(run.messages), run.messages
+    if check is not None:
+        assert (run.rc == 0) == check, f"rc={run.rc}\n{run.messages}"
+    return run
+
+
+def job(phases, root, hosts, clones, **opts):
+    return mdfio.fio.jobfile(phases, root, engine_path(), numjobs=clones, hosts=",".join(hosts),
+                             datasets=D, precreate_per_set=P, steps_per_set=I, verify_read=1,
+                             join_timeout=5, **opts)
+
+
+def ranks(run, phase_pos):
+    """{global rank: host name} of one section, from the engine's job
+    descriptions; each rank once, every job error-free."""
+    found = {}
+    for j in run.jobs(mdfio.fio.jobname(*phase_pos)):
+        m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)", j["desc"])
+        assert m, j["desc"]
+        assert int(m[1]) not in found, j["desc"]
+        assert j["error"] == 0, j
+        found[int(m[1])] = m[3]
+    return found
+
+
+@pytest.mark.parametrize("nhosts,clones,offset", [(2, 1, 1), (2, 2, 2), (2, 3, 3), (4, 1, 1), (4, 2, 2)])
+def test_one_run_over_hosts(servers, tmpfs, tmp_path, nhosts, clones, offset):
+    """The namespace after each phase is the one a single fio with the same
+    total N makes; reads cross hosts (offset = clones) and verify_read
+    proves each object read was written by the rank md-workbench says."""
+    hosts = servers(nhosts)
+    names = [s.name for s in hosts]
+    n = nhosts * clones
+    run = client(hosts, job(["precreate", "benchmark", "benchmark"], tmpfs, names, clones,
+                            rank_offset=offset), tmp_path, check=True)
+    assert namespace(tmpfs) == expected(n, D, I * 2, P)
+    want = {r: names[r // clones] for r in range(n)}
+    for pos, phase in enumerate(["precreate", "benchmark", "benchmark"]):
+        assert ranks(run, (phase, pos)) == want
+    for j in run.jobs():
+        if j["jobname"].startswith("benchmark"):
+            assert (j["read"]["total_ios"], j["read"]["clat_ns"]["N"], j["read"]["drop_ios"]) == (D * I, D * I, 0)
+    run = client(hosts, job(["benchmark", "cleanup"], tmpfs, names, clones, rank_offset=offset),
+                 tmp_path, per_host=True, check=True)
+    assert ranks(run, ("cleanup", 1)) == want
+    assert os.listdir(tmpfs) == []
+
+
+def test_a_listed_host_that_never_starts_stops_every_rank_before_anything_is_made(servers, tmpfs, tmp_path):
+    hosts = servers(2)
+    run = client(hosts, job(["precreate", "benchmark", "cleanup"], tmpfs, ["host1", "host2", "host3"], 2),
+                 tmp_path, check=False)
+    gave_up = [line for line in run.messages.splitlines() if "did not join" in line]
+    assert len(gave_up) == 4, run.messages
+    for line in gave_up:
+        assert line.endswith("ranks 4-5 of 6 did not join within 5 s; no rank of host host3 has started; "
+                             "nothing was started"), line
+    assert os.listdir(tmpfs) == []
+
+
+def test_two_hosts_with_one_name_are_refused(servers, tmpfs, tmp_path):
+    hosts = servers(2, names=["host1", "host1"])
+    run = client(hosts, job(["precreate"], tmpfs, ["host1", "host2"], 2), tmp_path, check=False)
+    assert re.search(r"rank [01] is taken by a live fio \(host host1, pid \d+\)", run.messages), run.messages
+    assert "ranks 2-3 of 4 did not join within 5 s; no rank of host host2 has started" in run.messages
+    assert os.listdir(tmpfs) == []
+
+
+def test_an_unlisted_host_is_refused_by_name(servers, tmpfs, tmp_path):
+    hosts = servers(2)
+    run = client(hosts, job(["precreate", "cleanup"], tmpfs, ["host1"], 1), tmp_path, check=False)
+    assert "hosts=host1: this host (host2) is not listed, so it would take no ranks" in run.messages
+    assert run.rc != 0
+
+
+def test_a_host_that_dies_mid_benchmark(servers, tmpfs, tmp_path):
+    """The client fails naming the host; a later cleanup over both hosts
+    (the dead one restarted) leaves the root empty."""
+    hosts = servers(2)
+    names = [s.name for s in hosts]
+    big = dict(precreate_per_set=4000, steps_per_set=4000)
+    client(hosts, mdfio.fio.jobfile(["precreate"], tmpfs, engine_path(), numjobs=2, hosts=",".join(names),
+                                    datasets=D, join_timeout=5, **big), tmp_path, check=True)
+    status = tmpfs / "mdfio.status"
+    job_text = mdfio.fio.jobfile(["benchmark"], tmpfs, engine_path(), numjobs=2, hosts=",".join(names),
+                                 datasets=D, join_timeout=5, **big)
+    jobpath = tmp_path / "dies.fio"
+    jobpath.write_text(job_text)
+    hostfile = tmp_path / "dies.hosts"
+    hostfile.write_text("".join(f"ip:{s.address},{s.port}\n" for s in hosts))
+    proc = subprocess.Popen(["fio", f"--client={hostfile}", "--output-format=json", f"--output={tmp_path}/dies.json",
+                             str(jobpath)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fio_env())
+    deadline = time.monotonic() + 60
+    while status.read_text().count("benchmarking") < 4:
+        assert time.monotonic() < deadline and proc.poll() is None, "the benchmark did not start"
+        time.sleep(0.01)
+    hosts[1].kill()
+    out, _ = proc.communicate(timeout=TIMEOUT)
+    out += (tmp_path / "dies.json").read_text()
+    assert proc.returncode != 0
+    assert "client: host=127.0.0.3 disconnected" in out, out
+    hosts[1].restart()
+    client(hosts, mdfio.fio.jobfile(["cleanup"], tmpfs, engine_path(), numjobs=2, hosts=",".join(names),
+                                    datasets=D, join_timeout=5, **big), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+
+
+def mpirun(np, text, tmp_path, check=None):
+    """mpirun -np np fio: one fio per rank, each its own JSON."""
+    if not shutil.which("mpirun"):
+        pytest.skip("mpirun is not installed (openmpi-bin)")
+    job = tmp_path / f"mpi-{len(list(tmp_path.glob('mpi-*.fio')))}.fio"
+    job.write_text(text)
+    out = job.with_suffix("")
+    env = fio_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                   "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
+    proc = subprocess.run([*MPIRUN, "-np", str(np), "sh", "-c",
+                           f'exec fio --output-format=json --output="{out}.$OMPI_COMM_WORLD_RANK.json" "{job}"'],
+                          capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
+    if check is not None:
+        assert (proc.returncode == 0) == check, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc, [out.with_suffix(f".{r}.json") for r in range(np)]
+
+
+@pytest.mark.parametrize("np,clones,offset", [(4, 1, 1), (2, 2, 2)])
+def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset):
+    n = np * clones
+    text = mdfio.fio.jobfile(["precreate", "benchmark", "benchmark", "cleanup"], tmpfs, engine_path(),
+                             numjobs=clones, datasets=D, precreate_per_set=P, steps_per_set=I,
+                             rank_offset=offset, verify_read=1, join_timeout=5)
+    _, outputs = mpirun(np, text, tmp_path, check=True)
+    seen = {}
+    for path in outputs:
+        doc = read_documents(path.read_text(), str(path))[-1]
+        for j in doc["jobs"]:
+            m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)", j["desc"])
+            assert m and int(m[2]) == n and j["error"] == 0, j["desc"]
+            seen.setdefault(j["jobname"], set()).add(int(m[1]))
+    assert all(v == set(range(n)) for v in seen.values()) and len(seen) == 4, seen
+    assert os.listdir(tmpfs) == []
+
+
+def test_mpirun_namespace_matches_one_fio(tmpfs, tmp_path):
+    text = mdfio.fio.jobfile(["precreate", "benchmark"], tmpfs, engine_path(), numjobs=1, datasets=D,
+                             precreate_per_set=P, steps_per_set=I, rank_offset=1, verify_read=1, join_timeout=5)
+    mpirun(4, text, tmp_path, check=True)
+    assert namespace(tmpfs) == expected(4, D, I, P)

@@ -1,0 +1,74 @@
+/* Rank base and total from hosts= and from the launchers' variables. */
+#include <string.h>
+
+#include "check.h"
+#include "world.h"
+
+static const char *const *env;	/* name, value, name, value, ..., NULL */
+
+static const char *fake_getenv(const char *name)
+{
+	const char *const *e;
+
+	for (e = env; e && *e; e += 2)
+		if (!strcmp(*e, name))
+			return e[1];
+	return NULL;
+}
+
+static int find(struct mdfio_world *w, uint32_t numjobs, const char *hosts,
+		const char *host, const char *const *vars, char *msg)
+{
+	env = vars;
+	memset(w, 0xa5, sizeof(*w));
+	return mdfio_world_find(w, numjobs, hosts, host, fake_getenv, msg, 256);
+}
+
+int main(void)
+{
+	static const char *const ompi[] = { "OMPI_COMM_WORLD_RANK", "3",
+		"OMPI_COMM_WORLD_SIZE", "4", "SLURM_PROCID", "0", "SLURM_NTASKS", "1", NULL };
+	static const char *const slurm[] = { "SLURM_PROCID", "5", "SLURM_NTASKS", "6", NULL };
+	static const char *const pmi[] = { "PMI_RANK", "1", "PMI_SIZE", "2", NULL };
+	static const char *const no_size[] = { "PMI_RANK", "1", NULL };
+	static const char *const past[] = { "OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4", NULL };
+	static const char *const junk[] = { "SLURM_PROCID", "1x", "SLURM_NTASKS", "4", NULL };
+	struct mdfio_world w;
+	char msg[256];
+
+	CHECK(!find(&w, 3, NULL, "n1", NULL, msg) && w.base == 0 && w.total == 3,
+	      "one fio job: %u %u", w.base, w.total);
+	CHECK(!find(&w, 3, "", "n1", NULL, msg) && w.total == 3, "empty hosts= is unset");
+
+	/* hosts=: position times numjobs, total over the list */
+	CHECK(!find(&w, 2, "n1,n2,n3", "n2", NULL, msg) && w.base == 2 && w.total == 6,
+	      "n2 of 3: %u %u (%s)", w.base, w.total, msg);
+	CHECK(!find(&w, 2, "n1,n2,n3", "n3.cluster.example", NULL, msg) && w.base == 4,
+	      "qualified host name against a short entry: %s", msg);
+	CHECK(!find(&w, 1, "n1.cluster,n2.cluster", "n2", NULL, msg) && w.base == 1,
+	      "short host name against qualified entries: %s", msg);
+	CHECK(find(&w, 1, "n1.a,n2.a", "n2.b", NULL, msg), "two qualified names differ");
+	CHECK(find(&w, 1, "n1,n2", "n4", NULL, msg) && strstr(msg, "(n4) is not listed"),
+	      "an unlisted host: %s", msg);
+	CHECK(find(&w, 1, "n1,n2,n1", "n2", NULL, msg) && strstr(msg, "n1 is listed twice"),
+	      "a host listed twice: %s", msg);
+	CHECK(find(&w, 1, "n1,,n2", "n1", NULL, msg) && strstr(msg, "empty host name"),
+	      "an empty entry: %s", msg);
+	CHECK(find(&w, 1, "n1,n1.x", "n1", NULL, msg) && strstr(msg, "matches two entries"),
+	      "two entries naming one host: %s", msg);
+	CHECK(find(&w, 1u << 20, "a,b", "a", NULL, msg) && strstr(msg, "more than"),
+	      "too many ranks: %s", msg);
+
+	/* launchers: the innermost wins */
+	CHECK(!find(&w, 2, NULL, "n1", ompi, msg) && w.base == 6 && w.total == 8 &&
+	      !strcmp(w.source, "OMPI_COMM_WORLD_RANK"), "mpirun inside srun: %u %u", w.base, w.total);
+	CHECK(!find(&w, 1, NULL, "n1", slurm, msg) && w.base == 5 && w.total == 6, "srun");
+	CHECK(!find(&w, 4, NULL, "n1", pmi, msg) && w.base == 4 && w.total == 8, "PMI");
+	CHECK(find(&w, 1, NULL, "n1", no_size, msg) && strstr(msg, "PMI_SIZE=(unset)"),
+	      "a rank without a size: %s", msg);
+	CHECK(find(&w, 1, NULL, "n1", past, msg) && strstr(msg, "is not below"), "rank >= size: %s", msg);
+	CHECK(find(&w, 1, NULL, "n1", junk, msg) && strstr(msg, "SLURM_PROCID=1x"), "junk: %s", msg);
+	CHECK(find(&w, 1, "n1", "n1", slurm, msg) && strstr(msg, "both number the ranks"),
+	      "hosts= under a launcher: %s", msg);
+	return check_result();
+}

@@ -1,0 +1,110 @@
+"""Several "hosts" on one machine, for tests and benchmarks of runs over many
+hosts: each a fio server in a UTS namespace of its own (so gethostname()
+in the engine returns that host's name) on its own loopback address, all
+sharing this machine's file systems. Only loopback addresses are used;
+starting is bounded in time, and every server is killed on every exit
+path of fio_servers()."""
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+START_TIMEOUT = 10  # s until a server listens
+START_TRIES = 5     # ports tried: another program may take a free one first
+
+
+@dataclass
+class FioServer:
+    name: str           # its host name
+    address: str        # a loopback address: 127.0.0.2 onwards
+    log: Path
+    fio: str = "fio"
+    env: dict = field(default=None, repr=False)
+    proc: subprocess.Popen = field(default=None, repr=False)
+    port: int = 0       # chosen by start()
+
+    @property
+    def client_arg(self):
+        """What fio's --client= takes to reach it."""
+        return f"--client=ip:{self.address},{self.port}"
+
+    def start(self):
+        """Starts the server on a port free at the time (test runs and
+        benchmarks on one machine must not meet on fio's default port)."""
+        assert self.address.startswith("127."), self.address
+        for _ in range(START_TRIES):
+            self.port = _free_port(self.address)
+            cmd = ["unshare", "-u", "sh", "-c", 'hostname "$1" && exec "$2" --server="ip:$3,$4"',
+                   "sh", self.name, self.fio, self.address, str(self.port)]
+            with open(self.log, "a") as out:
+                # a session of its own: kill() reaches every job it forks
+                self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                                             stdin=subprocess.DEVNULL, start_new_session=True)
+            deadline = time.monotonic() + START_TIMEOUT
+            while not _listening(self.address, self.port):
+                if self.proc.poll() is not None:
+                    break       # the port was taken: another one
+                if time.monotonic() > deadline:
+                    self.kill()
+                    raise TimeoutError(f"fio server {self.name} is not listening on {self.address}:{self.port}")
+                time.sleep(0.02)
+            else:
+                return
+        raise RuntimeError(f"fio server {self.name} did not start: {self.log.read_text()}")
+
+    def kill(self):
+        """The host dies: the server and every job it forked, at once."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self):
+        self.kill()
+        self.start()
+
+
+def _free_port(address):
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+def _listening(address, port):
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex((address, port)) == 0
+
+
+def need_unshare():
+    """Why fio servers cannot be started here, or None."""
+    if os.geteuid() != 0:
+        return "fio servers in UTS namespaces of their own need root (unshare -u)"
+    if not shutil.which("unshare"):
+        return "unshare (util-linux) is not installed"
+    return None
+
+
+@contextlib.contextmanager
+def fio_servers(count, logdir, names=None, fio="fio", env=None):
+    """count fio servers, named names or host1..hostN, on 127.0.0.2 onwards,
+    in environment env (default: this process's); each logs to
+    logdir/fio-server-<n>.log."""
+    names = names or [f"host{i + 1}" for i in range(count)]
+    servers = [FioServer(names[i], f"127.0.0.{i + 2}", Path(logdir) / f"fio-server-{i + 1}.log", fio, env)
+               for i in range(count)]
+    try:
+        for s in servers:
+            s.start()
+        yield servers
+    finally:
+        for s in servers:
+            s.kill()
