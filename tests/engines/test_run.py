@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -82,7 +83,8 @@ def ranks(run, phase_pos):
     return found
 
 
-@pytest.mark.parametrize("nhosts,clones,offset", [(2, 1, 1), (2, 2, 2), (2, 3, 3), (4, 1, 1), (4, 2, 2)])
+@pytest.mark.parametrize("nhosts,clones,offset", [(2, 1, 1), (2, 2, 2), (2, 3, 3), (4, 1, 1), (4, 2, 2),
+                                                   (8, 1, 1)])
 def test_one_run_over_hosts(servers, tmpfs, tmp_path, nhosts, clones, offset):
     """The namespace after each phase is the one a single fio with the same
     total N makes; reads cross hosts (offset = clones) and verify_read
@@ -103,6 +105,62 @@ def test_one_run_over_hosts(servers, tmpfs, tmp_path, nhosts, clones, offset):
                  tmp_path, per_host=True, check=True)
     assert ranks(run, ("cleanup", 1)) == want
     assert os.listdir(tmpfs) == []
+
+
+def test_latency_logs_of_every_host_merge_into_one(servers, tmpfs, tmp_path):
+    """Each rank's log on the shared file system, and md-workbench's -all
+    file merged by the last rank out, whichever host it is on."""
+    hosts = servers(2)
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    run = client(hosts, job(["precreate", "benchmark", "cleanup"], root, [s.name for s in hosts], 2,
+                            rank_offset=2, latency_log=logs / "lat"), tmp_path, check=True)
+    plan = {("precreate", 0): (0, "precreate", "write", "clat_ns"),
+            ("benchmark", 1): (0, "read", "read", "clat_ns"),
+            ("cleanup", 2): (1, "cleanup", "trim", "clat_ns")}
+    for (phase, pos), (it, name, slot, kind) in plan.items():
+        by_rank = {int(re.search(r"rank=(\d+)", j["desc"])[1]): j for j in run.jobs(mdfio.fio.jobname(phase, pos))}
+        assert sorted(by_rank) == [0, 1, 2, 3]
+        total = 0
+        for rank, j in by_rank.items():
+            lines = (logs / f"lat-0.00-{it}-{name}-rank{rank}.csv").read_text().splitlines()
+            assert lines[0] == "time,runtime" and len(lines) - 1 == j[slot][kind]["N"] > 0
+            total += len(lines) - 1
+        merged = (logs / f"lat-0.00-{it}-{name}-all.csv").read_text().splitlines()
+        assert merged[0] == "time,runtime" and len(merged) - 1 == total
+        times = [float(line.split(",")[0]) for line in merged[1:]]
+        assert times == sorted(times)
+        assert (logs / f"lat-0.00-{it}-{name}.csv").read_text() == \
+            (logs / f"lat-0.00-{it}-{name}-rank0.csv").read_text()
+
+
+def test_two_runs_on_one_root_never_precreate_twice(servers, tmpfs, tmp_path):
+    """Two clients, each with two hosts of the same names, precreate the
+    same root at once: at most one succeeds, and the root holds exactly one
+    namespace or nothing."""
+    hosts = servers(4, names=["host1", "host2", "host1", "host2"])
+    text = mdfio.fio.jobfile(["precreate"], tmpfs, engine_path(), numjobs=2, hosts="host1,host2", datasets=D,
+                             precreate_per_set=2000, join_timeout=3)
+    runs = [None, None]
+
+    def go(k):
+        (tmp_path / f"pair{k}").mkdir()
+        runs[k] = client(hosts[2 * k:2 * k + 2], text, tmp_path / f"pair{k}")
+
+    threads = [threading.Thread(target=go, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ok = [r.rc == 0 for r in runs]
+    assert ok.count(True) <= 1, [r.messages for r in runs]
+    for r, good in zip(runs, ok):
+        if not good:
+            assert re.search(r"is taken by a live fio|already exists|did not join", r.messages), r.messages
+    assert namespace(tmpfs) in ({}, expected(4, D, 0, 2000))
+    if any(ok):
+        assert namespace(tmpfs) == expected(4, D, 0, 2000)
 
 
 def test_a_listed_host_that_never_starts_stops_every_rank_before_anything_is_made(servers, tmpfs, tmp_path):
