@@ -1,6 +1,7 @@
 /* F_OFD_* locks */
 #define _GNU_SOURCE
 #include "rankfile.h"
+#include "reason.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,18 +23,6 @@
  * that many waiting ranks do not load the file system's server. */
 #define POLL_FIRST_US 50
 #define POLL_MAX_US 2000
-
-static int fail(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return 1;
-}
 
 /* The header record, then why the last barrier failed (so that every rank
  * waiting at it reports the same ranks and hosts), then one record a rank. */
@@ -207,11 +196,11 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 
 	err = lock(fd, F_WRLCK, 0, REC, 1);
 	if (err)
-		return fail(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+		return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	got = read_header(fd, &h);
 	if (got < 0) {
 		unlock(fd, 0, REC);
-		return fail(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
+		return mdfio_reason(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
 			    MDFIO_RANKFILE_NAME);
 	}
 	if (!got && h.total != rf->total) {
@@ -219,7 +208,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		if (r < h.total) {
 			read_rank(fd, r, &holder);
 			unlock(fd, 0, REC);
-			return fail(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
+			return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
 				    h.total, r, holder.host, holder.pid, rf->total);
 		}
 		got = 1;	/* left by a run that is over: start afresh */
@@ -231,7 +220,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		if (ftruncate(fd, 0) || (err = write_header(fd, &h))) {
 			err = errno;
 			unlock(fd, 0, REC);
-			return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+			return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 		}
 	}
 	err = lock(fd, F_WRLCK, rec_off(rf->rank), REC, 0);
@@ -239,16 +228,16 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		read_rank(fd, rf->rank, &holder);
 		unlock(fd, 0, REC);
 		if (err == EAGAIN || err == EACCES)
-			return fail(msg, msglen, "rank %" PRIu32 " is taken by a live fio (host %s, pid %ld): another fio run is using this namespace, or two hosts took the same ranks",
+			return mdfio_reason(msg, msglen, "rank %" PRIu32 " is taken by a live fio (host %s, pid %ld): another fio run is using this namespace, or two hosts took the same ranks",
 				    rf->rank, holder.host, holder.pid);
-		return fail(msg, msglen, "cannot lock rank %" PRIu32 " in %s: %s", rf->rank,
+		return mdfio_reason(msg, msglen, "cannot lock rank %" PRIu32 " in %s: %s", rf->rank,
 			    MDFIO_RANKFILE_NAME, strerror(err));
 	}
 	err = write_rank(rf, h.released);
 	memcpy(rf->id, h.id, sizeof(rf->id));
 	unlock(fd, 0, REC);
 	if (err)
-		return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	return 0;
 }
 
@@ -266,12 +255,12 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 		rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME,
 				O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (rf->fd < 0)
-			return fail(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
+			return mdfio_reason(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
 				    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");
 		if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode)) {
 			close(rf->fd);
 			rf->fd = -1;
-			return fail(msg, msglen, "%s is not a regular file: refusing to touch it",
+			return mdfio_reason(msg, msglen, "%s is not a regular file: refusing to touch it",
 				    MDFIO_RANKFILE_NAME);
 		}
 		if (claim_once(rf, msg, msglen)) {
@@ -284,7 +273,7 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 		close(rf->fd);	/* removed under us: claim in the new one */
 	}
 	rf->fd = -1;
-	return fail(msg, msglen, "%s keeps being replaced: is another run removing it?",
+	return mdfio_reason(msg, msglen, "%s keeps being replaced: is another run removing it?",
 		    MDFIO_RANKFILE_NAME);
 }
 
@@ -382,10 +371,10 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 	if (err)
-		return fail(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+		return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	if (read_header(rf->fd, &h) || strcmp(h.id, rf->id)) {
 		unlock(rf->fd, 0, REC);
-		return fail(msg, msglen, "%s was changed under a live run", MDFIO_RANKFILE_NAME);
+		return mdfio_reason(msg, msglen, "%s was changed under a live run", MDFIO_RANKFILE_NAME);
 	}
 	b = (h.released > h.failed ? h.released : h.failed) + 1;
 	*barrier = b;
@@ -394,7 +383,7 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
 		try_release(rf, &h, b);
 	unlock(rf->fd, 0, REC);
 	if (err)
-		return fail(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	for (;;) {
 		int released, failed;
 
@@ -440,7 +429,7 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
 	}
 	write_rank(rf, b - 1);	/* withdraw */
 	unlock(rf->fd, 0, REC);
-	return fail(msg, msglen, "%s", why);
+	return mdfio_reason(msg, msglen, "%s", why);
 }
 
 void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd)

@@ -1,9 +1,9 @@
 #include "status.h"
+#include "reason.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +23,6 @@ const char *mdfio_phase_name(enum mdfio_phase p)
 {
 	return p == MDFIO_PRECREATE ? "precreate" :
 	       p == MDFIO_BENCHMARK ? "benchmark" : "cleanup";
-}
-
-static void say(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
 }
 
 char *mdfio_status_format(const struct mdfio_status *st)
@@ -93,18 +82,18 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 
 	memset(st, 0, sizeof(*st));
 	if (strncmp(p, "mdfio-status 1\n", 15)) {
-		say(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' first line)");
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' first line)");
 		return -1;
 	}
 	p += 15;
 	for (i = 0; i < 5; i++) {
 		if (header_field(&p, keys[i], &v[i])) {
-			say(msg, msglen, "malformed line where '%s <n>' belongs", keys[i]);
+			mdfio_reason(msg, msglen, "malformed line where '%s <n>' belongs", keys[i]);
 			return -1;
 		}
 	}
 	if (!v[0] || v[0] > UINT32_MAX || !v[1] || v[1] > UINT32_MAX) {
-		say(msg, msglen, "ranks and datasets must be 1..2^32-1");
+		mdfio_reason(msg, msglen, "ranks and datasets must be 1..2^32-1");
 		return -1;
 	}
 	st->ranks = (uint32_t)v[0];
@@ -119,7 +108,7 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 
 		if (sscanf(p, "left %u %63s%n", &left, run, &used) != 2 ||
 		    p[used] != '\n') {
-			say(msg, msglen, "malformed line where 'left <n> <job>' belongs");
+			mdfio_reason(msg, msglen, "malformed line where 'left <n> <job>' belongs");
 			return -1;
 		}
 		p += used + 1;
@@ -128,7 +117,7 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	}
 	st->rank = calloc(st->ranks, sizeof(*st->rank));
 	if (!st->rank) {
-		say(msg, msglen, "out of memory");
+		mdfio_reason(msg, msglen, "out of memory");
 		return -1;
 	}
 	for (r = 0; r < st->ranks; r++) {
@@ -139,7 +128,7 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 
 		if (sscanf(p, "rank %u %15s %llu %63s%n", &rr, state, &pos,
 			   run, &used) != 4 || rr != r || p[used] != '\n') {
-			say(msg, msglen, "malformed or missing line for rank %" PRIu32, r);
+			mdfio_reason(msg, msglen, "malformed or missing line for rank %" PRIu32, r);
 			goto err;
 		}
 		p += used + 1;
@@ -147,7 +136,7 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 			if (!strcmp(state, state_names[s]))
 				break;
 		if (s > MDFIO_RS_CLEANED) {
-			say(msg, msglen, "unknown state '%s' for rank %" PRIu32, state, r);
+			mdfio_reason(msg, msglen, "unknown state '%s' for rank %" PRIu32, state, r);
 			goto err;
 		}
 		st->rank[r].state = (enum mdfio_rank_state)s;
@@ -156,7 +145,7 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 			 strcmp(run, "-") ? run : "");
 	}
 	if (*p) {
-		say(msg, msglen, "trailing data after rank %" PRIu32, st->ranks - 1);
+		mdfio_reason(msg, msglen, "trailing data after rank %" PRIu32, st->ranks - 1);
 		goto err;
 	}
 	return 0;
@@ -180,7 +169,7 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 			const struct mdfio_rank_rec *rec = &st->rank[k];
 
 			if (strcmp(rec->run, run) || rec->state > MDFIO_RS_READY) {
-				say(msg, msglen, "a namespace already exists (rank %" PRIu32
+				mdfio_reason(msg, msglen, "a namespace already exists (rank %" PRIu32
 				    " is %s at position %" PRIu64 "): run phase=cleanup to remove it, or use another directory",
 				    k, state_names[rec->state], rec->pos);
 				return -1;
@@ -190,7 +179,7 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		return 0;
 	}
 	if (!st) {
-		say(msg, msglen, "no namespace here (no %s): run phase=precreate first",
+		mdfio_reason(msg, msglen, "no namespace here (no %s): run phase=precreate first",
 		    MDFIO_STATUS_NAME);
 		return -1;
 	}
@@ -217,11 +206,11 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 			}
 			if (rec->state == MDFIO_RS_CLEANED ||
 			    rec->state == MDFIO_RS_CLEANING)
-				say(msg, msglen, "the namespace is being or was removed (rank %" PRIu32
+				mdfio_reason(msg, msglen, "the namespace is being or was removed (rank %" PRIu32
 				    " is %s): finish it with phase=cleanup, then phase=precreate",
 				    k, state_names[rec->state]);
 			else
-				say(msg, msglen, "rank %" PRIu32 " was interrupted while %s, so the FIFO is incomplete: run phase=cleanup to remove the namespace",
+				mdfio_reason(msg, msglen, "rank %" PRIu32 " was interrupted while %s, so the FIFO is incomplete: run phase=cleanup to remove the namespace",
 				    k, state_names[rec->state]);
 			return -1;
 		}
@@ -235,7 +224,7 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 				*recover = 1;
 				continue;
 			}
-			say(msg, msglen, "ranks disagree on the FIFO position (rank %" PRIu32
+			mdfio_reason(msg, msglen, "ranks disagree on the FIFO position (rank %" PRIu32
 			    " at %" PRIu64 ", rank %" PRIu32 " at %" PRIu64 "): run phase=cleanup to remove the namespace",
 			    first, start, k, s);
 			return -1;
@@ -317,16 +306,16 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 	int ret;
 
 	if (fstat(fd, &sb)) {
-		say(msg, msglen, "cannot stat it: %s", strerror(errno));
+		mdfio_reason(msg, msglen, "cannot stat it: %s", strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
-		say(msg, msglen, "it is not an mdfio status file (not a small regular file)");
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (not a small regular file)");
 		return -1;
 	}
 	text = malloc((size_t)sb.st_size + 1);
 	if (!text) {
-		say(msg, msglen, "out of memory");
+		mdfio_reason(msg, msglen, "out of memory");
 		return -1;
 	}
 	while (done < (size_t)sb.st_size) {
@@ -335,7 +324,7 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			say(msg, msglen, "cannot read it: %s",
+			mdfio_reason(msg, msglen, "cannot read it: %s",
 			    n ? strerror(errno) : "file shrank");
 			free(text);
 			return -1;
@@ -344,7 +333,7 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 	}
 	text[done] = '\0';
 	ret = strlen(text) == done ? mdfio_status_parse(text, st, msg, msglen)
-		: (say(msg, msglen, "it is not an mdfio status file (binary data)"), -1);
+		: (mdfio_reason(msg, msglen, "it is not an mdfio status file (binary data)"), -1);
 	free(text);
 	return ret;
 }

@@ -1,8 +1,8 @@
 #include "world.h"
+#include "reason.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +16,6 @@ static const struct launcher {
 	{ "PMI_RANK", "PMI_SIZE" },			/* MPICH, Intel MPI */
 	{ "SLURM_PROCID", "SLURM_NTASKS" },		/* srun */
 };
-
-static int fail(char *msg, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return 1;
-}
 
 static int parse_u32(const char *s, uint32_t *out)
 {
@@ -92,15 +80,15 @@ static int from_hosts(struct mdfio_world *w, uint32_t numjobs,
 
 		next = e[len] ? e + len + 1 : e + len;
 		if (!len)
-			return fail(msg, msglen, "hosts=%s: an empty host name", hosts);
+			return mdfio_reason(msg, msglen, "hosts=%s: an empty host name", hosts);
 		for (f = hosts; f < e; f += strcspn(f, ",") + 1) {
 			if (strcspn(f, ",") == len && !memcmp(f, e, len))
-				return fail(msg, msglen, "hosts=%s: host %.*s is listed twice; each host takes numjobs ranks of its own",
+				return mdfio_reason(msg, msglen, "hosts=%s: host %.*s is listed twice; each host takes numjobs ranks of its own",
 					    hosts, (int)len, e);
 		}
 		if (names_host(e, len, host)) {
 			if (found)
-				return fail(msg, msglen, "hosts=%s: this host (%s) matches two entries", hosts, host);
+				return mdfio_reason(msg, msglen, "hosts=%s: this host (%s) matches two entries", hosts, host);
 			found = 1;
 			mine = i;
 		}
@@ -108,12 +96,12 @@ static int from_hosts(struct mdfio_world *w, uint32_t numjobs,
 	}
 	count = i;
 	if (!count)
-		return fail(msg, msglen, "hosts=: expected host names separated by ','");
+		return mdfio_reason(msg, msglen, "hosts=: expected host names separated by ','");
 	if (!found)
-		return fail(msg, msglen, "hosts=%s: this host (%s) is not listed, so it would take no ranks",
+		return mdfio_reason(msg, msglen, "hosts=%s: this host (%s) is not listed, so it would take no ranks",
 			    hosts, host);
 	if ((uint64_t)count * numjobs > MDFIO_MAX_RANKS)
-		return fail(msg, msglen, "hosts=%s with numjobs=%" PRIu32 ": more than %u ranks",
+		return mdfio_reason(msg, msglen, "hosts=%s with numjobs=%" PRIu32 ": more than %u ranks",
 			    hosts, numjobs, MDFIO_MAX_RANKS);
 	w->base = mine * numjobs;
 	w->total = count * numjobs;
@@ -138,7 +126,7 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 	}
 	if (hosts && *hosts) {
 		if (l)
-			return fail(msg, msglen, "hosts=%s and the launcher's %s both number the ranks: remove hosts= when starting fio with mpirun or srun",
+			return mdfio_reason(msg, msglen, "hosts=%s and the launcher's %s both number the ranks: remove hosts= when starting fio with mpirun or srun",
 				    hosts, l->rank);
 		return from_hosts(w, numjobs, hosts, host, msg, msglen);
 	}
@@ -149,16 +137,16 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 		return 0;
 	}
 	if (parse_u32(getenv_fn(l->rank), &rank))
-		return fail(msg, msglen, "%s=%s: expected a rank number", l->rank,
+		return mdfio_reason(msg, msglen, "%s=%s: expected a rank number", l->rank,
 			    getenv_fn(l->rank));
 	if (parse_u32(getenv_fn(l->size), &size) || !size)
-		return fail(msg, msglen, "%s is set but %s=%s is not a number of processes",
+		return mdfio_reason(msg, msglen, "%s is set but %s=%s is not a number of processes",
 			    l->rank, l->size, getenv_fn(l->size) ? getenv_fn(l->size) : "(unset)");
 	if (rank >= size)
-		return fail(msg, msglen, "%s=%" PRIu32 " is not below %s=%" PRIu32,
+		return mdfio_reason(msg, msglen, "%s=%" PRIu32 " is not below %s=%" PRIu32,
 			    l->rank, rank, l->size, size);
 	if ((uint64_t)size * numjobs > MDFIO_MAX_RANKS)
-		return fail(msg, msglen, "%s=%" PRIu32 " with numjobs=%" PRIu32 ": more than %u ranks",
+		return mdfio_reason(msg, msglen, "%s=%" PRIu32 " with numjobs=%" PRIu32 ": more than %u ranks",
 			    l->size, size, numjobs, MDFIO_MAX_RANKS);
 	w->base = rank * numjobs;
 	w->total = size * numjobs;
