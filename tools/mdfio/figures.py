@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, document_header, fio_size, mdfio_sections
+from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -35,8 +35,9 @@ class OpFigures:
 @dataclass
 class PhaseFigures:
     """A phase (or benchmark repeat) of all processes, or of one ('process'
-    is its rank, else 'all'). Fields up to 'errors' are the report's record
-    in its order; 'ops' adds the per-operation figures."""
+    is its global rank and 'host' the host that ran it, else 'all' and
+    None). The fields RECORD_FIELDS names are the report's record; 'ops'
+    adds the per-operation figures."""
     phase: str
     repeat: int
     process: int | str
@@ -57,6 +58,7 @@ class PhaseFigures:
     ops: dict[str, OpFigures]
     section: str = ""
     processes: list["PhaseFigures"] = field(default_factory=list)
+    host: str | None = None
 
     def record(self):
         """The flat record of --json and --csv: the fields, then op_<figure>."""
@@ -69,7 +71,7 @@ class PhaseFigures:
         return r
 
 
-RECORD_FIELDS = ("phase", "repeat", "process", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
+RECORD_FIELDS = ("phase", "repeat", "process", "host", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
                  "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
                  "op_max_s", "errors")
 FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
@@ -173,44 +175,70 @@ def object_size(sec):
 
 
 class Run:
-    """The figures of one fio run of mdfio, phase by phase (PhaseFigures,
-    each with its processes' figures)."""
+    """The figures of one run of mdfio, phase by phase (PhaseFigures, each
+    with its processes' figures), from fio's JSON documents [(doc, name)]:
+    one, or one per fio process of the run (mpirun, srun)."""
 
-    def __init__(self, doc, name):
-        self.name = name
-        fio_version, self.end = document_header(doc, name)
-        sections = [x for x in mdfio_sections(doc, name) if not x.skipped]
+    def __init__(self, docs):
+        self.name = ", ".join(name for _, name in docs)
+        heads = [document_header(doc, name) for doc, name in docs]
+        fio_version, self.end = heads[0][0], max(end for _, end in heads)
+        self.layout = RunSections(docs)
+        sections = [x for x in self.layout.sections if not x.skipped]
         if not sections:
-            raise BadInput(f"{name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
+            raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
         first = sections[0]
         self.ranks = len(first.jobs)
         self.d, self.p, self.i = (first.int_opt(k) for k in ("datasets", "precreate_per_set", "steps_per_set"))
         self.s = object_size(first)
         self.first = first
+        # the host of each rank, and the hosts in rank order
+        self.host_of = {j.rank: j.host for j in first.jobs}
+        self.hosts = list(dict.fromkeys(h for h in self.host_of.values() if h is not None))
         self.repeats = sum(1 for x in sections if x.phase == "benchmark")
         self.phases, self.errors, repeat = [], 0, 0
         for sec in sections:
             if sec.phase not in HEADLINE:
-                raise BadInput(f"{name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
-            want = sec.int_opt("numjobs", default=1)
-            if len(sec.jobs) != want:
-                raise BadInput(f"{name}: job {sec.name} reported {len(sec.jobs)} of its {want} processes (numjobs): a process is missing")
+                raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
             head = HEADLINE[sec.phase]
             if all(j.error and not j.total_ios(head) for j in sec.jobs):
-                raise BadInput(f"{name}: job {sec.name} ({sec.phase}) failed before its first step "
+                on = f" on hosts {','.join(self.hosts)}" if len(self.hosts) > 1 else ""
+                raise BadInput(f"{sec.doc_name}: job {sec.name} ({sec.phase}) failed before its first step{on} "
                                f"(fio error {sec.jobs[0].error}); fio's stderr says why")
             repeat = repeat + 1 if sec.phase == "benchmark" else 0
             f = phase_figures(sec, sec.jobs, repeat, "all")
-            # fio lists a job's clones as subjob 0, then numjobs-1 down to 1
-            ranks = [0] + list(range(len(sec.jobs) - 1, 0, -1))
-            f.processes = [phase_figures(sec, [j], repeat, r)
-                           for r, j in sorted(zip(ranks, sec.jobs), key=lambda x: x[0])]
+            f.processes = [phase_figures(sec, [j], repeat, j.rank) for j in sec.jobs]
+            for p, j in zip(f.processes, sec.jobs):
+                p.host = j.host
             self.errors += f.errors + sum(1 for j in sec.jobs if j.error)
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
         self.working_set = self.ranks * self.d * self.p * self.s / 2**20
         self.runtime = max((j.elapsed for x in sections for j in x.jobs), default=0)
         self.version = f"{VERSION}/{fio_version}"
+
+    @property
+    def multi_host(self):
+        """Whether the run's ranks ran on more than one host."""
+        return len(self.hosts) > 1
+
+    def failed(self):
+        """A line per section whose ranks ended with a fio error."""
+        return self.layout.failed()
+
+    def cross_host_reads(self):
+        """(k, n): of the n reads of a benchmark step over all ranks and
+        datasets, the k whose object another host made: rank r reads
+        dataset d of rank (r - O*(d+1)) mod N (md-workbench -O)."""
+        offset, n = self.first.int_opt("rank_offset"), self.ranks
+        k = sum(1 for r in range(n) for d in range(self.d)
+                if self.host_of.get((r - offset * (d + 1)) % n) != self.host_of.get(r))
+        return k, n * self.d
+
+    def reads_cross_hosts(self):
+        """'all', 'some (k of n)' or 'none'."""
+        k, n = self.cross_host_reads()
+        return "all" if k == n else "none" if k == 0 else f"some ({k} of {n})"
 
     def params(self):
         """md-workbench's parameter lines, and iodepth."""
@@ -222,3 +250,9 @@ class Run:
                 "precreate-per-set": self.p, "data-sets": self.d, "object-size": self.s,
                 "iterations": self.repeats, "start-item": sec.int_opt("start_index"),
                 "read-only": sec.int_opt("read_only"), "verify-read": sec.int_opt("verify_read")}
+
+
+def load_run(paths):
+    """The Run of fio's JSON output files (or '-' for stdin): one file, or
+    one per fio process of the run."""
+    return Run([load(p) for p in paths])

@@ -1,5 +1,7 @@
-"""Reading fio's JSON output of an mdfio run: the documents in a file, and
-the mdfio job sections in a document, each value checked where it is read.
+"""Reading fio's JSON output of an mdfio run: the documents in a file, the
+mdfio job sections in a document, and one run's sections over all its
+documents (one per fio process under mpirun or srun) and hosts (fio client
+JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
 import json
@@ -18,6 +20,13 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "repeat": "1", "repeats": "1"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
+# the job description the engine gives every rank (engines/run.c), before
+# the user's own description, if any
+RANK_DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)(?:; .*)?", re.S)
+# the options every rank of a section runs with in one run: a difference is
+# files (or hosts) of different runs
+RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", "rank_offset",
+               "start_index", "read_only", "verify_read", "repeat", "repeats", "directory")
 
 
 class BadInput(Exception):
@@ -173,7 +182,9 @@ class Latency:
 
 
 class Job:
-    """One process's record of fio's JSON (a job, or a numjobs clone)."""
+    """One process's record of fio's JSON (a job, or a numjobs clone): with
+    the engine's description, a global rank of its run and the host that
+    ran it; 'hostname' is the fio server a client reached it at."""
 
     def __init__(self, r, glob):
         self.name = r.text("jobname")
@@ -181,7 +192,16 @@ class Job:
         self.opts = {**glob, **r.options("job options")}
         self.error = r.counter("error", default=0)
         self.elapsed = r.counter("elapsed", default=0)
+        self.file = r.name
         self.r = r
+        m = RANK_DESC.fullmatch(r.text("desc", default=""))
+        self.rank = self.ranks = self.host = None
+        if m:
+            rank, ranks = int(m.group(1)), int(m.group(2))
+            if not 0 <= rank < ranks < COUNTER_MAX:
+                raise BadInput(f"{r.name}: {r.where}: desc {m.group(0)!r}: rank {rank} is not one of "
+                               f"ranks 0..{ranks}-1: not the JSON of an mdfio fio run")
+            self.rank, self.ranks, self.host = rank, ranks, m.group(3)
 
     def slot(self, slot):
         return self.r.child(slot, optional=True)
@@ -234,7 +254,7 @@ class Section:
 
 def mdfio_sections(doc, name):
     """The mdfio sections of a fio document, in fio's order, each with its
-    processes: jobs of the same name (and host, for client/server JSON)."""
+    processes: the jobs of the same name, of every fio server of a client."""
     top = Reader(doc, name, "the document")
     if "client_stats" in doc:
         jobs = [j for j in top.items("client_stats") if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
@@ -252,7 +272,7 @@ def mdfio_sections(doc, name):
         for k, fio_name in (("ranks", "numjobs"), ("object_size", "bs"), ("root", "directory")):
             if k in opts:
                 opts[fio_name] = pick(opts[k])
-        key = (j.hostname, j.name)
+        key = j.name
         if key not in sections:
             sections[key] = Section(j.name, opts, name)
             order.append(key)
@@ -267,3 +287,167 @@ def document_header(doc, name):
     """(fio version, timestamp) of a document."""
     top = Reader(doc, name, "the document")
     return top.text("fio version", default="fio"), top.counter("timestamp", default=0)
+
+
+def spans(numbers):
+    """'0-2,5' for [0, 1, 2, 5]."""
+    out, numbers = [], sorted(numbers)
+    start = prev = numbers[0]
+    for n in numbers[1:] + [None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = n
+    return ",".join(out)
+
+
+def _where(job, files):
+    """A job's place for a message: its host, and its file when several."""
+    where = f"host {job.host}"
+    return f"{where} ({job.file})" if len(files) > 1 else where
+
+
+def listed_hosts(sec):
+    """The host of each rank by the section's hosts= and numjobs (the engine's
+    placement: host i takes ranks i*numjobs onwards); {} without hosts=."""
+    hosts = [h for h in pick(sec.opts.get("hosts", "")).split(",") if h]
+    per_host = sec.int_opt("numjobs", default=1)
+    return {i * per_host + k: h for i, h in enumerate(hosts) for k in range(per_host)}
+
+
+class RunSections:
+    """One run's mdfio sections over all its documents [(doc, name)]: jobs
+    matched by jobname across documents and hosts, each a global rank from
+    its description, every rank 0..ranks-1 exactly once in every section.
+    Without ranks in the descriptions (an mdfio before runs over many
+    hosts), one document's clones in fio's order are the ranks."""
+
+    def __init__(self, docs):
+        self.files = [name for _, name in docs]
+        twice = next((f for i, f in enumerate(self.files) if f in self.files[:i]), None)
+        if twice is not None:
+            raise BadInput(f"{twice}: given twice")
+        per_doc = [mdfio_sections(doc, name) for doc, name in docs]
+        names = [[x.name for x in secs] for secs in per_doc]
+        for secs, other in zip(per_doc[1:], self.files[1:]):
+            if [x.name for x in secs] != names[0]:
+                raise BadInput(f"files of different runs: {self.files[0]} has jobs {', '.join(names[0])}; "
+                               f"{other} has {', '.join(x.name for x in secs)}")
+        self.sections = per_doc[0]
+        for i, sec in enumerate(self.sections):
+            for secs in per_doc[1:]:
+                sec.jobs += secs[i].jobs
+        jobs = [j for sec in self.sections for j in sec.jobs]
+        ranked = [j for j in jobs if j.rank is not None]
+        if not ranked:
+            self._unranked(jobs)
+            return
+        if len(ranked) < len(jobs):
+            j = next(j for j in jobs if j.rank is None)
+            raise BadInput(f"{j.file}: job {j.name}: no mdfio rank in its description (desc), while other jobs "
+                           "have one: not the JSON of one mdfio run")
+        self.ranks = ranked[0].ranks
+        other = next((j for j in ranked if j.ranks != self.ranks), None)
+        if other is not None:
+            first = ranked[0]
+            what = "files of different runs" if other.file != first.file else f"{first.file}: jobs of different runs"
+            raise BadInput(f"{what}: {first.file} job {first.name} ({_where(first, [])}) is one of {first.ranks} "
+                           f"ranks, {other.file} job {other.name} ({_where(other, [])}) one of {other.ranks}")
+        # the host of every rank seen anywhere, for naming missing ones
+        self.host_of = {}
+        for j in jobs:
+            self.host_of.setdefault(j.rank, j.host)
+        for sec in self.sections:
+            self._check_options(sec)
+            self._check_ranks(sec)
+            self._check_numjobs(sec)
+            sec.jobs.sort(key=lambda j: j.rank)
+
+    def _unranked(self, jobs):
+        if len(self.files) > 1:
+            raise BadInput(f"{', '.join(self.files)}: no mdfio rank in the jobs' descriptions (desc): an mdfio "
+                           "before runs over many fio processes; give one file")
+        servers = sorted({j.hostname for j in jobs if j.hostname is not None})
+        if len(servers) > 1:
+            raise BadInput(f"{self.files[0]}: jobs of servers {', '.join(servers)} but no mdfio rank in their "
+                           "descriptions (desc): separate runs of an mdfio before runs over many hosts")
+        self.ranks = None
+        self.host_of = {}
+        for sec in self.sections:
+            want = sec.int_opt("numjobs", default=1)
+            if len(sec.jobs) != want:
+                raise BadInput(f"{sec.doc_name}: job {sec.name} reported {len(sec.jobs)} of its {want} processes "
+                               "(numjobs): a process is missing")
+            # fio lists a job's clones as subjob 0, then numjobs-1 down to 1
+            for r, j in zip([0] + list(range(len(sec.jobs) - 1, 0, -1)), sec.jobs):
+                j.rank = r
+            sec.jobs.sort(key=lambda j: j.rank)
+
+    def _check_options(self, sec):
+        first = sec.jobs[0]
+        for j in sec.jobs[1:]:
+            for key in RUN_OPTIONS:
+                a, b = (pick(x.opts.get(key, DEFAULTS.get(key, ""))) for x in (first, j))
+                if a == b:
+                    continue
+                if j.file != first.file:
+                    raise BadInput(f"files of different runs: job {sec.name} has {key}={a} in {first.file}, "
+                                   f"{key}={b} in {j.file}")
+                raise BadInput(f"{first.file}: job {sec.name}: {_where(first, [])} ran it with {key}={a}, "
+                               f"{_where(j, [])} with {key}={b}: not one run")
+
+    def _check_numjobs(self, sec):
+        """Every fio process (a file, a server of a client) reported numjobs jobs."""
+        per_process = {}
+        for j in sec.jobs:
+            per_process.setdefault((j.file, j.hostname), []).append(j)
+        for (file, server), jobs in per_process.items():
+            want = Section(sec.name, jobs[0].opts, file).int_opt("numjobs", default=1)
+            if len(jobs) != want:
+                at = f" (fio server {server}, host {jobs[0].host})" if server is not None else ""
+                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} of its {want} processes "
+                               "(numjobs): a process is missing")
+
+    def _check_ranks(self, sec):
+        seen = {}
+        for j in sec.jobs:
+            if j.rank in seen:
+                a = seen[j.rank]
+                twice = (f"rank {j.rank} of {self.ranks} twice, from {_where(a, self.files)} and "
+                         f"{_where(j, self.files)}")
+                if a.file == j.file:
+                    raise BadInput(f"{a.file}: job {sec.name}: {twice}: not one run")
+                raise BadInput(f"job {sec.name}: {twice}: files of different runs, or one file given twice")
+            seen[j.rank] = j
+        missing = [r for r in range(self.ranks) if r not in seen]
+        if not missing:
+            return
+        listed = listed_hosts(sec)
+        by_host = {}
+        for r in missing:
+            by_host.setdefault(self.host_of.get(r) or listed.get(r), []).append(r)
+        parts = [f"ranks {spans(rs)}" + (f" (host {h})" if h else " (host unknown)") for h, rs in by_host.items()]
+        known = [h for h in by_host if h]
+        why = (f"host{'s' if len(known) > 1 else ''} {','.join(known)} did not report them (it died, or its fio "
+               "JSON is not among the files)" if known else "their fio's JSON is not among the files")
+        prefix = f"{self.files[0]}: " if len(self.files) == 1 else ""
+        raise BadInput(f"{prefix}job {sec.name}: {len(missing)} of {self.ranks} ranks missing: "
+                       f"{'; '.join(parts)}: {why}")
+
+    def failed(self):
+        """A line per section whose ranks ended with a fio error, naming
+        their ranks and hosts; [] when none did."""
+        lines = []
+        for sec in self.sections:
+            bad = [j for j in sec.jobs if j.error]
+            if not bad:
+                continue
+            by_host = {}
+            for j in bad:
+                by_host.setdefault(j.host, []).append(j)
+            parts = [f"rank{'s' if len(js) > 1 else ''} {spans([j.rank for j in js])}"
+                     + (f" (host {h})" if h else "")
+                     + f" ended with fio error {js[0].error}" for h, js in by_host.items()]
+            lines.append(f"job {sec.name}: {'; '.join(parts)}")
+        return lines

@@ -1,6 +1,6 @@
 """Turns fio's JSON output of an mdfio run into md-workbench's report.
 
-    mdfio-report [--process-reports] [--format F | --json | --csv] [FILE|-]
+    mdfio-report [--process-reports] [--format F | --json | --csv] [FILE...|-]
 
 Formats: md-workbench (default, IOR's current md-workbench), md-real-io-2017
 and md-real-io-2016 (the one-line formats of the MD-REAL-IO papers), and the
@@ -9,8 +9,11 @@ machine-readable --json and --csv (field names in README "Reports").
 Reads --output-format=json or json+ (json+ carries latency histograms, which
 the aggregated quantiles of several processes need), also a file of several
 concatenated documents (--status-interval: the last counts) and client/server
-JSON (client_stats). Exit status: 0, 1 when the run reported errors, 2 when the
-input cannot be used.
+JSON (client_stats). One run may be several files, one per fio process
+(mpirun, srun: mdfio-report run.*.json), and a client's JSON many hosts: the
+figures are over every rank of the run, each rank once in every phase.
+Exit status: 0, 1 when the run reported errors, 2 when the input cannot be
+used (one line on stderr).
 """
 import argparse
 import csv
@@ -20,8 +23,8 @@ import json
 import math
 import sys
 
-from .fiojson import BadInput, error_line, load
-from .figures import FIELDS, Run
+from .fiojson import BadInput, error_line
+from .figures import FIELDS, load_run
 
 
 def local_time(epoch):
@@ -61,14 +64,22 @@ def md_workbench_line(f, aggregated=True):
     return out
 
 
+def process_label(run, p):
+    """A process line's label: its global rank, and its host when the run
+    spans more than one."""
+    return f"{p.process}@{p.host}: " if run.multi_host else f"{p.process}: "
+
+
 def render_md_workbench(run, process_reports):
     lines = [f"MD-Workbench total objects: {run.total_objects} workingset size: "
              f"{run.working_set:.3f} MiB (version: {run.version}) time: {local_time(run.end - run.runtime)}"]
     lines += [f"\t{k}={v}" for k, v in run.params().items()]
+    if run.multi_host:
+        lines.append(f"\treads-cross-hosts={run.reads_cross_hosts()}")
     for f in run.phases:
         lines.append(md_workbench_line(f))
         if process_reports:
-            lines += [f"{p.process}: " + md_workbench_line(p, aggregated=False) for p in f.processes]
+            lines += [process_label(run, p) + md_workbench_line(p, aggregated=False) for p in f.processes]
     return lines
 
 
@@ -110,7 +121,7 @@ def render_md_real_io(run, process_reports, era):
     for f in run.phases:
         lines.append(md_real_io_line(f, read_only, era == 2017))
         if process_reports:
-            lines += [f"{q.process}: " + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
+            lines += [process_label(run, q) + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
     lines.append(f"Total runtime: {run.runtime}s time: {local_time(run.end)}")
     return lines
 
@@ -126,7 +137,8 @@ def records(run, process_reports):
 
 
 def render_json(run, process_reports):
-    return [json.dumps({"version": run.version, "parameters": run.params(),
+    params = {**run.params(), "hosts": len(run.hosts) or 1, "reads-cross-hosts": run.reads_cross_hosts()}
+    return [json.dumps({"version": run.version, "parameters": params,
                         "total_objects": run.total_objects, "working_set_mib": run.working_set,
                         "records": records(run, process_reports)}, indent=1)]
 
@@ -149,7 +161,8 @@ RENDER = {"md-workbench": render_md_workbench,
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("file", nargs="?", default="-", help="fio JSON output (default: stdin)")
+    ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
+                    help="fio JSON output: one file, or one per fio process of the run (default: stdin)")
     ap.add_argument("--process-reports", action="store_true", help="one line (record) per process too")
     ap.add_argument("--format", choices=["md-workbench", "md-real-io-2017", "md-real-io-2016"],
                     default="md-workbench")
@@ -158,13 +171,18 @@ def main(argv=None):
     ap.add_argument("--csv", dest="format", action="store_const", const="csv",
                     help="every figure as CSV, one record per phase and repeat")
     args = ap.parse_args(argv)
-    name = "<stdin>" if args.file == "-" else args.file
+    files = args.files or ["-"]
+    if "-" in files and len(files) > 1:
+        ap.error("'-' (stdin) is the only input when given")
+    # a message names the file itself when several are given
+    name = ("<stdin>" if files[0] == "-" else files[0]) if len(files) == 1 else ""
     try:
-        doc, name = load(args.file)
-        run = Run(doc, name)
+        run = load_run(files)
         lines = RENDER[args.format](run, args.process_reports)
     except BadInput as e:
         print(error_line("mdfio-report", name, e), file=sys.stderr)
         return 2
     print("\n".join(lines))
+    for line in run.failed():
+        print(f"mdfio-report: {run.name}: {line}", file=sys.stderr)
     return 1 if run.errors else 0
