@@ -1,15 +1,17 @@
 """Draws an mdfio run with gnuplot, as PNG (1200x800) and SVG.
 
-    mdfio-plot RUN.json --logs PREFIX [--out DIR]
-    mdfio-plot --scaling LABEL=RUN.json [LABEL=RUN.json ...] [--out DIR]
+    mdfio-plot RUN.json [RUN.json ...] --logs PREFIX [--out DIR]
+    mdfio-plot --scaling LABEL=RUN.json[,RUN.json...] [LABEL=... ...] [--out DIR]
 
 The first form draws each phase (precreate, every benchmark repeat, cleanup)
 from fio's JSON (json+) and the per-operation latency logs that the engine
 option latency_log=PREFIX wrote (md-workbench -L): a latency timeline per
 operation type, boxplots of the four operations, latency histograms, and the
 rate of every benchmark repeat. The second form draws objects/s per phase
-against numjobs, one line per label (the layout of the MD-REAL-IO report's
-figures). Every figure is written with the data file and gnuplot script that
+against the number of ranks, one line per label (the layout of the
+MD-REAL-IO report's figures). A run is one JSON file, or one per fio process
+of the run (mpirun, srun), comma-separated in --scaling; its figures are over
+every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
 make it. Exit status: 0, or 2 with one line on stderr.
 """
 import argparse
@@ -19,8 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .fiojson import BadInput, error_line, load
-from .figures import OPS, Run
+from .fiojson import BadInput, error_line
+from .figures import OPS, load_run
 
 SIZE = (1200, 800)
 COLORS = {"create": "#1b9e77", "stat": "#d95f02", "read": "#7570b3", "delete": "#e7298a"}
@@ -29,6 +31,11 @@ BINS_PER_DECADE = 40
 
 def label(f):
     return f.phase if f.phase != "benchmark" else f"benchmark-{f.repeat}"
+
+
+def scope_note(run):
+    """What a title adds for a run over many hosts: its ranks and hosts."""
+    return f" ({run.ranks} ranks on {len(run.hosts)} hosts)" if run.multi_host else ""
 
 
 def gnuplot(out, name, body):
@@ -127,7 +134,7 @@ def thin(rows, max_points):
     return [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99], k
 
 
-def plot_timeline(out, f, logs, max_points):
+def plot_timeline(out, f, logs, max_points, scope=""):
     name = f"{label(f)}-timeline"
     plots, notes = [], []
     for op in OPS:
@@ -143,7 +150,7 @@ def plot_timeline(out, f, logs, max_points):
             notes.append(f"{op}: every {k}th + all >= q99")
     if not plots:
         return None
-    title = f"{label(f)}: latency of every operation" + (f" (thinned: {'; '.join(notes)})" if notes else "")
+    title = f"{label(f)}{scope}: latency of every operation" + (f" (thinned: {'; '.join(notes)})" if notes else "")
     gnuplot(out, name, "\n".join([
         f"set title '{title}'", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
         "set logscale y", "set format y '%.0e'", "set grid", "set key outside right top",
@@ -151,7 +158,7 @@ def plot_timeline(out, f, logs, max_points):
     return name
 
 
-def plot_boxplot(out, f):
+def plot_boxplot(out, f, scope=""):
     name = f"{label(f)}-boxplot"
     rows = []
     for op in OPS:
@@ -164,7 +171,7 @@ def plot_boxplot(out, f):
     dat = out / f"{name}.dat"
     dat.write_text("# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)'",
+        f"set title '{label(f)}{scope}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)'",
         "set ylabel 'latency (s)'", "set logscale y", "set format y '%.0e'", "set grid ytics",
         f"set xrange [0.3:{len(rows) + 0.7}]", "set boxwidth 0.5", "set style fill solid 0.3", "set key top left",
         f"plot '{dat}' using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' title 'operations', "
@@ -173,7 +180,7 @@ def plot_boxplot(out, f):
     return name
 
 
-def plot_histogram(out, f, logs):
+def plot_histogram(out, f, logs, scope=""):
     name = f"{label(f)}-histogram"
     plots = []
     for op in OPS:
@@ -194,13 +201,13 @@ def plot_histogram(out, f, logs):
     if not plots:
         return None
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}: latency distribution ({BINS_PER_DECADE} bins per decade)'",
+        f"set title '{label(f)}{scope}: latency distribution ({BINS_PER_DECADE} bins per decade)'",
         "set xlabel 'latency (s)'", "set ylabel 'fraction of operations per bin'", "set logscale x",
         "set format x '%.0e'", "set grid", "set key top right", "plot " + ", ".join(plots)]))
     return name
 
 
-def plot_repeats(out, run):
+def plot_repeats(out, run, scope=""):
     bench = [f for f in run.phases if f.phase == "benchmark"]
     if not bench:
         return None
@@ -211,7 +218,7 @@ def plot_repeats(out, run):
     mean = sum(f.obj_per_s for f in bench) / len(bench)
     spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
     gnuplot(out, name, "\n".join([
-        f"set title 'benchmark rate per repeat (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
+        f"set title 'benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
         "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
         f"set xrange [0.5:{len(bench) + 0.5}]", "set key bottom right",
         f"plot '{dat}' using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
@@ -220,7 +227,7 @@ def plot_repeats(out, run):
 
 
 def plot_scaling(out, runs):
-    """objects/s per phase against numjobs, one line per label, log y."""
+    """objects/s per phase against ranks, one line per label, log y."""
     by_label = {}
     for lab, run in runs:
         rates = {}
@@ -238,7 +245,7 @@ def plot_scaling(out, runs):
                 continue
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
             dat = out / f"scaling-{ph}-{safe}.dat"
-            dat.write_text("# numjobs obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
+            dat.write_text("# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
             plots.append(f"'{dat}' using 1:2 with linespoints pt 7 lw 2 title '{lab}'")
         if plots:
             panels.append("\n".join([f"set title '{ph}'", "plot " + ", ".join(plots)]))
@@ -246,16 +253,17 @@ def plot_scaling(out, runs):
         raise BadInput("--scaling: no phase in any of the runs")
     gnuplot(out, "scaling", "\n".join([
         f"set multiplot layout 1,{len(panels)} title 'objects/s against processes (mean of the benchmark repeats)'",
-        "set xlabel 'processes (numjobs)'", "set ylabel 'objects/s'", "set logscale y", "set grid",
+        "set xlabel 'processes (ranks of all hosts)'", "set ylabel 'objects/s'", "set logscale y", "set grid",
         "set key bottom right", "set xtics 1", "set offsets 0.3, 0.3, 0, 0", *panels, "unset multiplot"]))
     return "scaling"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
-    ap.add_argument("run", nargs="?", help="fio JSON (json+) of an mdfio run")
+    ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with")
-    ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json", help="draw objects/s against numjobs")
+    ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
+                    help="draw objects/s against the number of ranks")
     ap.add_argument("--out", default=".", help="directory for the figures (default: .)")
     ap.add_argument("--max-points", type=int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
@@ -270,25 +278,28 @@ def main(argv=None):
             for item in args.scaling:
                 lab, sep, path = item.partition("=")
                 if not sep or not lab or not path:
-                    raise BadInput(f"--scaling {item}: expected LABEL=RUN.json")
-                runs.append((lab, Run(*load(path))))
+                    raise BadInput(f"--scaling {item}: expected LABEL=RUN.json[,RUN.json...]")
+                runs.append((lab, load_run(path.split(","))))
             made.append(plot_scaling(out, runs))
         elif args.run:
             if not args.logs:
                 raise BadInput("--logs PREFIX is required: the latency_log= prefix of the run")
-            run = Run(*load(args.run))
+            run = load_run(args.run)
             logs = log_files(args.logs, run)
+            scope = scope_note(run)
             for f in run.phases:
-                made += [plot_timeline(out, f, logs[label(f)], args.max_points), plot_boxplot(out, f),
-                         plot_histogram(out, f, logs[label(f)])]
-            made.append(plot_repeats(out, run))
+                made += [plot_timeline(out, f, logs[label(f)], args.max_points, scope), plot_boxplot(out, f, scope),
+                         plot_histogram(out, f, logs[label(f)], scope)]
+            made.append(plot_repeats(out, run, scope))
         else:
             raise BadInput("give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
     except OSError as e:
         print(f"mdfio-plot: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2
     except BadInput as e:
-        print(error_line("mdfio-plot", args.run or "--scaling", e), file=sys.stderr)
+        # a message names the file itself when several are given
+        where = "--scaling" if args.scaling or not args.run else args.run[0] if len(args.run) == 1 else ""
+        print(error_line("mdfio-plot", where, e), file=sys.stderr)
         return 2
     for name in filter(None, made):
         print(out / f"{name}.png")
