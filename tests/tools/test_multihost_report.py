@@ -26,8 +26,6 @@ HEAD_OP = {"precreate": "create", "benchmark": "read", "cleanup": "delete"}
 PHASES = ["precreate", "benchmark", "benchmark", "cleanup"]
 D, P, I = 3, 30, 10
 DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)")
-# another port than tests/engines/test_run.py's servers on the same addresses
-PORT = 8795
 TIMEOUT = 300
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 
@@ -56,7 +54,8 @@ def client_run(base, nhosts, clones, offset, **opts):
         pytest.skip(need_unshare())
     root = base / "root"
     root.mkdir()
-    with fio_servers(nhosts, base, port=PORT) as servers:
+    # the servers load the engine under test: the sanitizers' runtime too
+    with fio_servers(nhosts, base, env=fio_env()) as servers:
         hosts = base / "hosts.list"
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         run = mdfio.fio.run(base / "job.fio", jobtext(root, clones, offset, [s.name for s in servers], **opts),
@@ -292,7 +291,7 @@ def test_a_host_killed_mid_benchmark(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     big = dict(datasets=D, precreate_per_set=4000, steps_per_set=4000, join_timeout=5, hosts="host1,host2")
-    with fio_servers(2, tmp_path, port=PORT) as servers:
+    with fio_servers(2, tmp_path, env=fio_env()) as servers:
         hosts = tmp_path / "hosts.list"
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         pre = mdfio.fio.run(tmp_path / "pre.fio", mdfio.fio.jobfile(["precreate"], root, engine_path(), numjobs=2,
