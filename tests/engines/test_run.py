@@ -87,8 +87,9 @@ def ranks(run, phase_pos):
                                                    (8, 1, 1)])
 def test_one_run_over_hosts(servers, tmpfs, tmp_path, nhosts, clones, offset):
     """The namespace after each phase is the one a single fio with the same
-    total N makes; reads cross hosts (offset = clones) and verify_read
-    proves each object read was written by the rank md-workbench says."""
+    total N makes; most reads cross hosts (offset = clones: all but the
+    datasets whose d+1 is a multiple of nhosts) and verify_read proves each
+    object read was written by the rank md-workbench says."""
     hosts = servers(nhosts)
     names = [s.name for s in hosts]
     n = nhosts * clones
