@@ -114,6 +114,19 @@ int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
 	.group = FIO_OPT_G_INVALID }
 
+/* An engine option fio parses itself into field of struct T: an integer in
+ * [lo, hi] (fio --enghelp shows the range), or a string kept as given
+ * (value|default is resolved where it is used). */
+#define MDFIO_INT_OPT(n, T, field, lo, hi, defv, text) {		\
+	.name = n, .lname = n, .type = FIO_OPT_INT,			\
+	.off1 = offsetof(T, field), .minval = lo, .maxval = hi,		\
+	.def = defv, .help = text, .category = FIO_OPT_C_ENGINE,	\
+	.group = FIO_OPT_G_INVALID }
+#define MDFIO_STR_OPT(n, T, field, text) {				\
+	.name = n, .lname = n, .type = FIO_OPT_STR_STORE,		\
+	.off1 = offsetof(T, field), .help = text,			\
+	.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID }
+
 /* fn: the callback of an unsigned option stored in field of struct T. */
 #define MDFIO_U32_OPT(fn, name, T, field, lo, hi)			\
 static int fn(void *data, const char *s)				\
