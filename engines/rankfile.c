@@ -436,7 +436,11 @@ void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd)
 {
 	if (rf->fd < 0)
 		return;
-	/* holding every record shows that no other rank is left */
+	/* Holding every record shows that no other rank is left. The own
+	 * claim goes first: of ranks leaving at once, each then finds the
+	 * others' claims gone or is found by them, so the last one removes it
+	 * (holding on to its claim, each could see the other's and neither). */
+	unlock(rf->fd, rec_off(rf->rank), REC);
 	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd))
 		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
 	close(rf->fd);	/* drops the claim */

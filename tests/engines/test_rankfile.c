@@ -141,7 +141,9 @@ int main(void)
 		if (mdfio_rankfile_claim(&b, cfd, 0, 2, "hostB", msg, sizeof(msg)))
 			_exit(2);
 		usleep(600000);
-		_exit(mdfio_rankfile_barrier(&b, 200, &gen, NULL, NULL, msg, sizeof(msg)) ? 3 : 0);
+		status = mdfio_rankfile_barrier(&b, 200, &gen, NULL, NULL, msg, sizeof(msg));
+		mdfio_rankfile_release(&b, cfd);
+		_exit(status ? 3 : 0);
 	}
 	usleep(100000);
 	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 2, "hostA", msg, sizeof(msg)), "claim: %s", msg);
@@ -150,6 +152,7 @@ int main(void)
 	mdfio_rankfile_release(&a, fd);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the busy rank passes too");
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "whichever rank leaves last removes the file");
 
 	/* never through a symlink, never a foreign file */
 	CHECK(!symlinkat("/etc/passwd", fd, MDFIO_RANKFILE_NAME), "symlink");
