@@ -267,3 +267,31 @@ def test_mpirun_namespace_matches_one_fio(tmpfs, tmp_path):
                              precreate_per_set=P, steps_per_set=I, rank_offset=1, verify_read=1, join_timeout=5)
     mpirun(4, text, tmp_path, check=True)
     assert namespace(tmpfs) == expected(4, D, I, P)
+
+
+def test_a_second_fio_cannot_take_the_ranks_of_a_live_run(tmpfs, tmp_path):
+    """A cleanup started while a benchmark runs on the same root is refused
+    before it touches anything, naming the live holder; the benchmark goes
+    on to the end."""
+    # a benchmark long enough to outlast the start of a second fio
+    big = dict(datasets=D, precreate_per_set=20000, steps_per_set=20000)
+    mdfio.fio.run(tmp_path / "pre.fio", mdfio.fio.jobfile(["precreate"], tmpfs, engine_path(), numjobs=2, **big),
+                  env=fio_env(), timeout=TIMEOUT)
+    bench = tmp_path / "bench.fio"
+    bench.write_text(mdfio.fio.jobfile(["benchmark"], tmpfs, engine_path(), numjobs=2, **big))
+    proc = subprocess.Popen(["fio", "--output-format=json", f"--output={tmp_path}/bench.json", str(bench)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=fio_env())
+    status = tmpfs / "mdfio.status"
+    deadline = time.monotonic() + 60
+    while status.read_text().count("benchmarking") < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, "the benchmark did not start"
+        time.sleep(0.01)
+    cleanup = mdfio.fio.run(tmp_path / "cleanup.fio",
+                            mdfio.fio.jobfile(["cleanup"], tmpfs, engine_path(), numjobs=2, join_timeout=2, **big),
+                            env=fio_env(), timeout=TIMEOUT)
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    assert cleanup.rc != 0
+    assert re.search(r"rank [01] is taken by a live fio \(host \S+, pid \d+\): another fio run is using this "
+                     r"namespace", cleanup.stderr), cleanup.stderr
+    assert namespace(tmpfs) == expected(2, D, 20000, 20000)
