@@ -78,18 +78,13 @@ static void set_units(struct thread_data *td, uint64_t units)
 static int engine_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
-	struct mdfio_world w;
-	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX];
 	/* fio calls this in its main process before any job runs, so only
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
-	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
-		return 1;
-	mdfio_describe_rank(td);
-	return 0;
+	return mdfio_describe_rank(td);
 }
 
 /* Every unit in flight owns a path and a pair of object buffers; a create's

@@ -140,7 +140,7 @@ void mdfio_option_value(const char *s, char *out, size_t len);
 struct thread_data *mdfio_job_parent(struct thread_data *td);
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
-void mdfio_describe_rank(struct thread_data *td);
+int mdfio_describe_rank(struct thread_data *td);
 int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s);
 void mdfio_leave_run(struct mdfio_job *j);
 

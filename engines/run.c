@@ -62,15 +62,16 @@ int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
  * fio's JSON carries per job ("desc") also from a fio server to its client:
  * how mdfio-report labels and checks the ranks of a run over many hosts.
  * fio calls setup in its main process, whose copy of the options is the one
- * its report reads. */
-void mdfio_describe_rank(struct thread_data *td)
+ * its report reads. Returns 1 (one line printed) if the ranks cannot be
+ * told. */
+int mdfio_describe_rank(struct thread_data *td)
 {
 	struct mdfio_world w;
 	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX], desc[FIO_JOBDESC_SIZE];
 	const char *mine = td->o.description;
 
 	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
-		return;
+		return 1;
 	/* a clone inherits its parent's description, ours included */
 	if (mine && !strncmp(mine, "mdfio ", 6))
 		mine = strstr(mine, "; ") ? strstr(mine, "; ") + 2 : NULL;
@@ -79,6 +80,7 @@ void mdfio_describe_rank(struct thread_data *td)
 		 mine ? "; " : "", mine ? mine : "");
 	free(td->o.description);
 	td->o.description = strdup(desc);
+	return 0;
 }
 
 /* Appends to msg the hosts of hosts= none of whose ranks is claimed. */
