@@ -205,7 +205,7 @@ static int engine_init(struct thread_data *td)
 		mdfio_option_value(eo->latency_log, j->log_prefix, sizeof(j->log_prefix));
 	/* the last checks of this rank: the others wait for it at the
 	 * barrier */
-	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->join_timeout))
+	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->repeat, eo->join_timeout))
 		return 1;
 	if (mdfio_enter_phase(j, eo->repeat))
 		return 1;

@@ -141,7 +141,7 @@ struct thread_data *mdfio_job_parent(struct thread_data *td);
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
 int mdfio_describe_rank(struct thread_data *td);
-int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s);
+int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeout_s);
 void mdfio_leave_run(struct mdfio_job *j);
 
 /* phase.c: the status protocol */

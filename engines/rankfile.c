@@ -76,6 +76,7 @@ struct rank_rec {
 	char host[64];
 	long pid;
 	uint64_t arrived;	/* the barrier it waits at (released + 1) */
+	char phase[MDFIO_RANKFILE_PHASE_LEN];	/* what it enters there */
 };
 
 static int read_rec(int fd, off_t off, char *buf, size_t len)
@@ -150,18 +151,18 @@ static void read_rank(int fd, uint32_t rank, struct rank_rec *r)
 
 	memset(r, 0, sizeof(*r));
 	if (read_rec(fd, rec_off(rank), buf, REC) ||
-	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64,
-		   &n, r->host, &r->pid, &r->arrived) != 4 || n != rank) {
+	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64 " phase %31s",
+		   &n, r->host, &r->pid, &r->arrived, r->phase) != 5 || n != rank) {
 		snprintf(r->host, sizeof(r->host), "?");
 		r->pid = -1;
 	}
 }
 
-static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived)
+static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived, const char *phase)
 {
 	return write_rec(rf->fd, rec_off(rf->rank), REC,
-			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64,
-			 rf->rank, rf->host, (long)getpid(), arrived);
+			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64 " phase %s",
+			 rf->rank, rf->host, (long)getpid(), arrived, phase);
 }
 
 /* The first rank of [0, total) other than ours that another open file
@@ -203,22 +204,25 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
 			    MDFIO_RANKFILE_NAME);
 	}
-	if (!got && h.total != rf->total) {
-		r = first_claimed(fd, h.total, UINT32_MAX);
-		if (r < h.total) {
-			read_rank(fd, r, &holder);
-			unlock(fd, 0, REC);
-			return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
-				    h.total, r, holder.host, holder.pid, rf->total);
-		}
-		got = 1;	/* left by a run that is over: start afresh */
+	r = got ? 0 : first_claimed(fd, h.total, UINT32_MAX);
+	if (!got && r < h.total && h.total != rf->total) {
+		read_rank(fd, r, &holder);
+		unlock(fd, 0, REC);
+		return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
+			    h.total, r, holder.host, holder.pid, rf->total);
 	}
-	if (got) {
+	if (got || r == h.total) {
+		/* the first rank of a run: nothing of an earlier one counts
+		 * (records of ranks nobody claims are never read as live). The
+		 * file keeps its size: a cleanup on a full file system must
+		 * still be able to write its records. */
 		new_id(h.id);
 		h.total = rf->total;
 		h.released = h.failed = 0;
-		if (ftruncate(fd, 0) || (err = write_header(fd, &h))) {
-			err = errno;
+		err = write_header(fd, &h);
+		if (!err)
+			err = write_rec(fd, FAILURE_OFF, FAILURE_LEN, "-");
+		if (err) {
 			unlock(fd, 0, REC);
 			return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 		}
@@ -233,7 +237,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "cannot lock rank %" PRIu32 " in %s: %s", rf->rank,
 			    MDFIO_RANKFILE_NAME, strerror(err));
 	}
-	err = write_rank(rf, h.released);
+	err = write_rank(rf, h.released, "-");
 	memcpy(rf->id, h.id, sizeof(rf->id));
 	unlock(fd, 0, REC);
 	if (err)
@@ -242,14 +246,15 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 }
 
 int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
-			 uint32_t total, const char *host, char *msg,
-			 size_t msglen)
+			 uint32_t total, uint32_t block, const char *host,
+			 char *msg, size_t msglen)
 {
 	struct stat sb;
 	int tries;
 
 	rf->rank = rank;
 	rf->total = total;
+	rf->block = block ? block : 1;
 	snprintf(rf->host, sizeof(rf->host), "%s", host);
 	for (tries = 0; tries < 100; tries++) {
 		rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME,
@@ -286,8 +291,10 @@ static uint64_t now_ms(void)
 }
 
 /* Under the header lock: whether every rank has arrived at barrier b (or
- * passed it) while still claimed; if so releases it. */
-static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b)
+ * passed it) while still claimed; if so releases it. A rank that arrived
+ * at b to enter another phase is written into why (returns -1). */
+static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
+		       const char *phase, char *why, size_t len)
 {
 	struct rank_rec rec;
 	uint32_t r;
@@ -296,6 +303,12 @@ static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b)
 		if (r == rf->rank)
 			continue;
 		read_rank(rf->fd, r, &rec);
+		if (rec.arrived == b && strcmp(rec.phase, phase) && claimed(rf->fd, r)) {
+			mdfio_reason(why, len, "rank %" PRIu32 " (host %s) entered %s where rank %" PRIu32
+				     " (host %s) entered %s: the hosts do not run the same jobs",
+				     r, rec.host, rec.phase, rf->rank, rf->host, phase);
+			return -1;
+		}
 		if (rec.arrived < b || !claimed(rf->fd, r))
 			return 0;
 	}
@@ -303,25 +316,36 @@ static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b)
 	return !write_header(rf->fd, h);
 }
 
-/* The first other rank nobody claims, or total. */
-static uint32_t first_unclaimed(struct mdfio_rankfile *rf)
+/* Whether nobody claims any rank of the block (one fio process's ranks)
+ * that holds rank r: its fio has not started the phase, or is gone. */
+static int block_unclaimed(struct mdfio_rankfile *rf, uint32_t r)
 {
-	uint32_t r;
+	uint32_t first = r / rf->block * rf->block, k;
 
-	for (r = 0; r < rf->total; r++)
-		if (r != rf->rank && !claimed(rf->fd, r))
-			return r;
-	return rf->total;
+	for (k = first; k < first + rf->block && k < rf->total; k++)
+		if (k == rf->rank || claimed(rf->fd, k))
+			return 0;
+	return 1;
 }
 
-/* Appends the ranks nobody claims to msg, as ranges. */
+/* The first rank of the first unclaimed block, or total. */
+static uint32_t first_unclaimed(struct mdfio_rankfile *rf)
+{
+	uint32_t first;
+
+	for (first = 0; first < rf->total; first += rf->block)
+		if (block_unclaimed(rf, first))
+			return first;
+	return rf->total;
+}
+/* Appends the ranks of unclaimed blocks to msg, as ranges. */
 static void name_missing(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 {
 	uint32_t r, first = UINT32_MAX, n = 0;
 	size_t len;
 
 	for (r = 0; r <= rf->total; r++) {
-		int missing = r < rf->total && r != rf->rank && !claimed(rf->fd, r);
+		int missing = r < rf->total && block_unclaimed(rf, r);
 
 		if (missing && first == UINT32_MAX)
 			first = r;
@@ -359,15 +383,27 @@ static void read_failure(int fd, char *why, size_t len)
 	snprintf(why, len, "%s", buf);
 }
 
-int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
-			   uint64_t *barrier, mdfio_rankfile_describe describe,
-			   void *arg, char *msg, size_t msglen)
+/* Under the header lock: barrier b fails for why, and for good (see
+ * rankfile.h); this rank withdraws from it. */
+static void fail_barrier(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
+			 const char *why)
+{
+	write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, "%s", why);
+	h->failed = b;
+	write_header(rf->fd, h);
+	write_rank(rf, b - 1, "-");
+}
+
+int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
+			   unsigned int timeout_ms, uint64_t *barrier,
+			   mdfio_rankfile_describe describe, void *arg,
+			   char *msg, size_t msglen)
 {
 	struct header h;
 	uint64_t b, lonely_since = 0;
 	unsigned int sleep_us = POLL_FIRST_US;
 	char why[FAILURE_LEN];
-	int err;
+	int err, got = 0;
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 	if (err)
@@ -376,63 +412,85 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
 		unlock(rf->fd, 0, REC);
 		return mdfio_reason(msg, msglen, "%s was changed under a live run", MDFIO_RANKFILE_NAME);
 	}
-	b = (h.released > h.failed ? h.released : h.failed) + 1;
+	if (h.failed) {
+		read_failure(rf->fd, why, sizeof(why));
+		unlock(rf->fd, 0, REC);
+		return mdfio_reason(msg, msglen, "an earlier phase of this run could not start (%s)", why);
+	}
+	b = h.released + 1;
 	*barrier = b;
-	err = write_rank(rf, b);
+	err = write_rank(rf, b, phase);
 	if (!err)
-		try_release(rf, &h, b);
+		got = try_release(rf, &h, b, phase, why, sizeof(why));
+	if (got < 0)
+		fail_barrier(rf, &h, b, why);
 	unlock(rf->fd, 0, REC);
 	if (err)
 		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	if (got < 0)
+		return mdfio_reason(msg, msglen, "%s", why);
 	for (;;) {
 		int released, failed;
 
 		/* a shared lock also makes a network file system read the
 		 * file afresh */
-		lock(rf->fd, F_RDLCK, 0, REC, 1);
+		err = lock(rf->fd, F_RDLCK, 0, REC, 1);
+		if (err)
+			return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME,
+					    strerror(err));
 		released = !read_header(rf->fd, &h) && h.released >= b;
 		failed = !released && h.failed == b;
 		unlock(rf->fd, 0, REC);
 		if (released)
 			return 0;
-		if (failed)
+		/* time counts only while a whole block is claimed by nobody:
+		 * one claimed rank of it shows its fio busy with the previous
+		 * phase */
+		if (!failed) {
+			if (!lonely_since || first_unclaimed(rf) == rf->total)
+				lonely_since = now_ms();
+			if (now_ms() - lonely_since <= timeout_ms) {
+				usleep(sleep_us);
+				if (sleep_us < POLL_MAX_US)
+					sleep_us *= 2;
+				continue;
+			}
+		}
+		err = lock(rf->fd, F_WRLCK, 0, REC, 1);
+		if (err)
+			return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME,
+					    strerror(err));
+		if (!read_header(rf->fd, &h) && h.released >= b) {
+			unlock(rf->fd, 0, REC);
+			return 0;
+		}
+		if (h.failed == b) {
+			/* the first rank to give up said why for all */
+			read_failure(rf->fd, why, sizeof(why));
+			write_rank(rf, b - 1, "-");
 			break;
-		/* time counts only while some rank is claimed by nobody: a
-		 * claimed one is busy with the previous phase */
-		if (!lonely_since || first_unclaimed(rf) == rf->total)
-			lonely_since = now_ms();
-		if (now_ms() - lonely_since > timeout_ms)
-			break;
-		usleep(sleep_us);
-		if (sleep_us < POLL_MAX_US)
-			sleep_us *= 2;
-	}
-	lock(rf->fd, F_WRLCK, 0, REC, 1);
-	if (!read_header(rf->fd, &h) && h.released >= b) {
-		unlock(rf->fd, 0, REC);
-		return 0;
-	}
-	/* the first rank to give up says why for all: the others give up as
-	 * soon as they see it, and report the same */
-	if (h.failed == b) {
-		read_failure(rf->fd, why, sizeof(why));
-	} else {
+		}
+		if (first_unclaimed(rf) == rf->total) {
+			/* the missing block came after all */
+			unlock(rf->fd, 0, REC);
+			lonely_since = 0;
+			continue;
+		}
 		snprintf(why, sizeof(why), "ranks ");
 		name_missing(rf, why, sizeof(why));
 		snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			 " of %" PRIu32 " did not join within %g s", rf->total, timeout_ms / 1000.0);
 		if (describe)
 			describe(arg, rf, why, sizeof(why));
-		write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, "%s", why);
-		h.failed = b;
-		write_header(rf->fd, &h);
+		fail_barrier(rf, &h, b, why);
+		break;
 	}
-	write_rank(rf, b - 1);	/* withdraw */
 	unlock(rf->fd, 0, REC);
 	return mdfio_reason(msg, msglen, "%s", why);
 }
 
-void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd)
+void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
+			    int (*keep)(void *arg), void *arg)
 {
 	if (rf->fd < 0)
 		return;
@@ -441,7 +499,10 @@ void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd)
 	 * others' claims gone or is found by them, so the last one removes it
 	 * (holding on to its claim, each could see the other's and neither). */
 	unlock(rf->fd, rec_off(rf->rank), REC);
-	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd))
+	/* only the last one out can tell, and only then, whether the file
+	 * is still needed */
+	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
+	    !(keep && keep(arg)))
 		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
 	close(rf->fd);	/* drops the claim */
 	rf->fd = -1;

@@ -14,7 +14,9 @@
 
 #define MDFIO_RANKFILE_NAME "mdfio.ranks"
 /* One record: header or rank. Host names longer than fit are cut. */
-#define MDFIO_RANKFILE_RECORD 96
+#define MDFIO_RANKFILE_RECORD 160
+/* What a rank enters at a barrier ("benchmark-2"): all must enter the same. */
+#define MDFIO_RANKFILE_PHASE_LEN 32
 
 /* Names one rank file among all that ever existed in a root: part of the
  * run ids the status file keeps. */
@@ -23,6 +25,9 @@
 struct mdfio_rankfile {
 	int fd;
 	uint32_t rank, total;
+	/* ranks of one fio process (numjobs): its clones end at different
+	 * times, so a rank is missing only while its whole block is */
+	uint32_t block;
 	char host[64];
 	char id[MDFIO_RANKFILE_ID_LEN];	/* 16 hex digits */
 };
@@ -31,12 +36,17 @@ struct mdfio_rankfile {
  * symlink, and claims rank of total for this process. Returns 0, or 1 with
  * one line in msg (a live holder of the rank is named: host and pid). */
 int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
-			 uint32_t total, const char *host, char *msg,
-			 size_t msglen);
+			 uint32_t total, uint32_t block, const char *host,
+			 char *msg, size_t msglen);
 
-/* Waits until every rank of the run has arrived. A rank that is still
- * claimed is waited for however long it takes (it is busy with the previous
- * phase); one that nobody has claimed for timeout_ms makes the barrier fail:
+/* Waits until every rank of the run has arrived to enter phase (a name that
+ * must be the same for all: ranks entering different phases fail the
+ * barrier). A block of ranks of which one is still claimed is waited for
+ * however long it takes (busy with the previous phase); a block that nobody
+ * has claimed for timeout_ms makes the barrier fail. Once a barrier has
+ * failed, every later one in the life of the file fails at once with the
+ * same reason: the run is broken, and its later phases must not meet ranks
+ * that are still in earlier ones. A failing barrier
  * returns 1 with the missing ranks in msg, and this rank withdraws; the
  * first rank to give up also lets describe (may be NULL) append to the
  * reason, which every other rank waiting at the barrier then reports. On
@@ -45,15 +55,20 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 typedef void (*mdfio_rankfile_describe)(void *arg,
 					const struct mdfio_rankfile *rf,
 					char *why, size_t len);
-int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, unsigned int timeout_ms,
-			   uint64_t *barrier, mdfio_rankfile_describe describe,
-			   void *arg, char *msg, size_t msglen);
+int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
+			   unsigned int timeout_ms, uint64_t *barrier,
+			   mdfio_rankfile_describe describe, void *arg,
+			   char *msg, size_t msglen);
 
 /* Whether a process other than this one holds rank's claim. */
 int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank);
 
-/* Gives the claim up; the last rank out removes the rank file, which
- * exists only while ranks of a run are alive (a new one gets a new id). */
-void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd);
+/* Gives the claim up. The last rank out also removes the rank file, unless
+ * keep (may be NULL), asked then, says the file must stay: for the
+ * namespace's next phase, so that a cleanup can claim its ranks even on a
+ * file system too full for a new file. The first rank of a run starts the
+ * file afresh (a new id, no barrier passed or failed). */
+void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
+			    int (*keep)(void *arg), void *arg);
 
 #endif

@@ -107,18 +107,22 @@ static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 		snprintf(msg + n, msglen - n, " has started");
 }
 
-int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s)
+int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeout_s)
 {
-	char msg[1024];
+	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
 	uint64_t barrier;
+
+	/* every rank of a barrier must be entering the same phase and repeat */
+	snprintf(phase, sizeof(phase), "%s-%u", mdfio_phase_name(j->phase),
+		 j->ph->advances ? repeat : 0);
 
 	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
 		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
 	if (mdfio_rankfile_claim(&j->rankfile, j->root_fd, j->rank, j->ranks,
-				 j->host, msg, sizeof(msg)))
+				 j->per_host, j->host, msg, sizeof(msg)))
 		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
-	if (mdfio_rankfile_barrier(&j->rankfile, timeout_s * 1000u, &barrier,
+	if (mdfio_rankfile_barrier(&j->rankfile, phase, timeout_s * 1000u, &barrier,
 				   j->hosts[0] ? name_missing_hosts : NULL, j,
 				   msg, sizeof(msg))) {
 		mdfio_leave_run(j);
@@ -129,9 +133,26 @@ int mdfio_join_run(struct mdfio_job *j, unsigned int timeout_s)
 	return 0;
 }
 
+/* Whether the root holds a namespace: a status file mdfio can read. */
+static int namespace_left(void *arg)
+{
+	struct mdfio_job *j = arg;
+	struct mdfio_status st;
+	char msg[256];
+	int fd, ok;
+
+	if (mdfio_status_lock(j->status_path, &fd))
+		return 0;
+	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
+	if (ok)
+		mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+	return ok;
+}
+
 void mdfio_leave_run(struct mdfio_job *j)
 {
-	mdfio_rankfile_release(&j->rankfile, j->root_fd);
+	mdfio_rankfile_release(&j->rankfile, j->root_fd, namespace_left, j);
 	close(j->root_fd);
 	j->root_fd = -1;
 }

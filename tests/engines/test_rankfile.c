@@ -36,10 +36,10 @@ static void lockstep(const char *dir, unsigned int n)
 		uint64_t b;
 		int k, fd = dirfd_of(dir), early = 0;
 
-		if (mdfio_rankfile_claim(&rf, fd, r, n, "h", msg, sizeof(msg)))
+		if (mdfio_rankfile_claim(&rf, fd, r, n, 1, "h", msg, sizeof(msg)))
 			_exit(2);
 		for (k = 1; k <= ROUNDS; k++) {
-			if (mdfio_rankfile_barrier(&rf, 5000, &b, NULL, NULL, msg, sizeof(msg)))
+			if (mdfio_rankfile_barrier(&rf, "p", 5000, &b, NULL, NULL, msg, sizeof(msg)))
 				_exit(3);
 			if (b != (uint64_t)k)
 				_exit(5);	/* every rank numbers barriers alike */
@@ -49,7 +49,7 @@ static void lockstep(const char *dir, unsigned int n)
 				usleep(1000);	/* one slow rank per phase */
 			__atomic_add_fetch(&done[k], 1, __ATOMIC_SEQ_CST);
 		}
-		mdfio_rankfile_release(&rf, fd);
+		mdfio_rankfile_release(&rf, fd, NULL, NULL);
 		_exit(early ? 4 : 0);
 	}
 	/* done[0] is the "phase" before the first barrier: nothing */
@@ -62,6 +62,12 @@ static void lockstep(const char *dir, unsigned int n)
 	CHECK(faccessat(dirfd_of(dir), MDFIO_RANKFILE_NAME, F_OK, 0),
 	      "the last rank out removes the rank file");
 	munmap(done, sizeof(unsigned int) * (ROUNDS + 1));
+}
+
+static int keep(void *arg)
+{
+	(void)arg;
+	return 1;
 }
 
 static void describe(void *arg, const struct mdfio_rankfile *rf, char *why, size_t len)
@@ -88,24 +94,34 @@ int main(void)
 	lockstep(dir, 5);
 
 	/* a live rank cannot be claimed twice; the holder is named */
-	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
 	child = fork();
 	if (!child)
-		_exit(mdfio_rankfile_claim(&b, fd, 1, 3, "hostB", msg, sizeof(msg)) &&
+		_exit(mdfio_rankfile_claim(&b, fd, 1, 3, 1, "hostB", msg, sizeof(msg)) &&
 		      strstr(msg, "rank 1 is taken by a live fio (host hostA, pid") ? 0 : 1);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "a second claim of rank 1 is refused");
 	/* ... nor by a run of another size */
 	child = fork();
 	if (!child)
-		_exit(mdfio_rankfile_claim(&b, fd, 0, 4, "hostB", msg, sizeof(msg)) &&
+		_exit(mdfio_rankfile_claim(&b, fd, 0, 4, 1, "hostB", msg, sizeof(msg)) &&
 		      strstr(msg, "another fio run with 3 ranks") ? 0 : 1);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "a run of another size is refused");
 
 	/* ranks nobody claims make the barrier fail, naming them */
-	CHECK(mdfio_rankfile_barrier(&a, 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	CHECK(mdfio_rankfile_barrier(&a, "p", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
 	      !strcmp(msg, "ranks 0,2 of 3 did not join within 0.3 s"), "missing ranks: %s", msg);
+	/* ... and for good: a later phase must not meet ranks of earlier ones */
+	CHECK(mdfio_rankfile_barrier(&a, "q", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "an earlier phase of this run could not start (ranks 0,2 of 3 did not join within 0.3 s)"),
+	      "a later barrier: %s", msg);
+	/* kept for the namespace's next phase, and started afresh by its
+	 * first rank: the failure is forgotten once no rank of it is left */
+	mdfio_rankfile_release(&a, fd, keep, NULL);
+	CHECK(!faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "kept without remove");
+	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, 1, "hostA", msg, sizeof(msg)), "claim again: %s", msg);
+
 	/* the first rank to give up says why for all: a rank still willing
 	 * to wait gives up at once with the same reason */
 	child = fork();
@@ -114,23 +130,23 @@ int main(void)
 		uint64_t t0;
 		struct timespec ts;
 
-		if (mdfio_rankfile_claim(&b, cfd, 0, 3, "hostB", msg, sizeof(msg)))
+		if (mdfio_rankfile_claim(&b, cfd, 0, 3, 1, "hostB", msg, sizeof(msg)))
 			_exit(2);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		t0 = (uint64_t)ts.tv_sec;
-		if (!mdfio_rankfile_barrier(&b, 20000, &gen, NULL, NULL, msg, sizeof(msg)))
+		if (!mdfio_rankfile_barrier(&b, "p", 20000, &gen, NULL, NULL, msg, sizeof(msg)))
 			_exit(3);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		_exit(strcmp(msg, "ranks 2 of 3 did not join within 0.3 s; hosts: x") ? 4 :
 		      (uint64_t)ts.tv_sec - t0 > 5 ? 5 : 0);
 	}
 	usleep(200000);
-	CHECK(mdfio_rankfile_barrier(&a, 300, &gen, describe, NULL, msg, sizeof(msg)) &&
+	CHECK(mdfio_rankfile_barrier(&a, "p", 300, &gen, describe, NULL, msg, sizeof(msg)) &&
 	      !strcmp(msg, "ranks 2 of 3 did not join within 0.3 s; hosts: x"), "give up: %s", msg);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the other rank gave up with it: %d",
 	      WEXITSTATUS(status));
-	mdfio_rankfile_release(&a, fd);	/* the 3-rank run is over */
+	mdfio_rankfile_release(&a, fd, NULL, NULL);	/* the 3-rank run is over */
 	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the last rank out removed the file");
 
 	/* a claimed rank is waited for beyond the timeout (busy elsewhere) */
@@ -138,25 +154,70 @@ int main(void)
 	if (!child) {
 		int cfd = dirfd_of(dir);
 
-		if (mdfio_rankfile_claim(&b, cfd, 0, 2, "hostB", msg, sizeof(msg)))
+		if (mdfio_rankfile_claim(&b, cfd, 0, 2, 1, "hostB", msg, sizeof(msg)))
 			_exit(2);
 		usleep(600000);
-		status = mdfio_rankfile_barrier(&b, 200, &gen, NULL, NULL, msg, sizeof(msg));
-		mdfio_rankfile_release(&b, cfd);
+		status = mdfio_rankfile_barrier(&b, "p", 200, &gen, NULL, NULL, msg, sizeof(msg));
+		mdfio_rankfile_release(&b, cfd, NULL, NULL);
 		_exit(status ? 3 : 0);
 	}
 	usleep(100000);
-	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 2, "hostA", msg, sizeof(msg)), "claim: %s", msg);
-	CHECK(!mdfio_rankfile_barrier(&a, 200, &gen, NULL, NULL, msg, sizeof(msg)) && gen == 1,
+	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 2, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!mdfio_rankfile_barrier(&a, "p", 200, &gen, NULL, NULL, msg, sizeof(msg)) && gen == 1,
 	      "a busy rank is waited for: %s", msg);
-	mdfio_rankfile_release(&a, fd);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the busy rank passes too");
 	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "whichever rank leaves last removes the file");
 
+	/* a block (one fio's clones) with a claimed rank is busy, not missing:
+	 * a sibling that starts late is waited for; an unclaimed block is named */
+	child = fork();
+	if (!child) {
+		int cfd = dirfd_of(dir);
+
+		usleep(500000);
+		if (mdfio_rankfile_claim(&b, cfd, 1, 2, 2, "h", msg, sizeof(msg)))
+			_exit(2);
+		status = mdfio_rankfile_barrier(&b, "p", 200, &gen, NULL, NULL, msg, sizeof(msg));
+		mdfio_rankfile_release(&b, cfd, NULL, NULL);
+		_exit(status ? 3 : 0);
+	}
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 2, "h", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!mdfio_rankfile_barrier(&a, "p", 200, &gen, NULL, NULL, msg, sizeof(msg)),
+	      "a late sibling is waited for: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the late sibling passes too");
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 4, 2, "h", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(mdfio_rankfile_barrier(&a, "p", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "ranks 2-3 of 4 did not join within 0.3 s"), "an unclaimed block: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+
+	/* ranks that enter different phases at one barrier fail it, both */
+	child = fork();
+	if (!child) {
+		int cfd = dirfd_of(dir);
+
+		if (mdfio_rankfile_claim(&b, cfd, 1, 2, 1, "hostB", msg, sizeof(msg)))
+			_exit(2);
+		status = mdfio_rankfile_barrier(&b, "cleanup-0", 5000, &gen, NULL, NULL, msg, sizeof(msg));
+		mdfio_rankfile_release(&b, cfd, NULL, NULL);
+		_exit(!status ? 3 : strstr(msg, "the hosts do not run the same jobs") ? 0 : 4);
+	}
+	usleep(200000);
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(mdfio_rankfile_barrier(&a, "benchmark-1", 5000, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "rank 1 (host hostB) entered cleanup-0 where rank 0 (host hostA) entered benchmark-1: "
+			   "the hosts do not run the same jobs"), "different phases: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the other rank fails with it: %d", WEXITSTATUS(status));
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone");
+
 	/* never through a symlink, never a foreign file */
 	CHECK(!symlinkat("/etc/passwd", fd, MDFIO_RANKFILE_NAME), "symlink");
-	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, "h", msg, sizeof(msg)) && strstr(msg, "symlink"),
+	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) && strstr(msg, "symlink"),
 	      "a symlinked rank file: %s", msg);
 	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
 	{
@@ -165,7 +226,7 @@ int main(void)
 		CHECK(write(f, "not ours\n", 9) == 9, "write");
 		close(f);
 	}
-	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, "h", msg, sizeof(msg)) &&
+	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) &&
 	      strstr(msg, "not mdfio's rank file"), "a foreign file: %s", msg);
 	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
 	rmdir(dir);
