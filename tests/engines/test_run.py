@@ -5,6 +5,7 @@ mpirun. Ranks, barriers, status and recovery across processes and hosts."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -295,3 +296,34 @@ def test_a_second_fio_cannot_take_the_ranks_of_a_live_run(tmpfs, tmp_path):
     assert re.search(r"rank [01] is taken by a live fio \(host \S+, pid \d+\): another fio run is using this "
                      r"namespace", cleanup.stderr), cleanup.stderr
     assert namespace(tmpfs) == expected(2, D, 20000, 20000)
+
+
+def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
+    """Two fio processes of 2 clones each (as srun starts them): one clone of
+    the first is held for twice join_timeout in its precreate while its
+    sibling has ended, so no rank of the second fio's benchmark may give up,
+    and no phase may meet another at a barrier."""
+    text = mdfio.fio.jobfile(["precreate", "benchmark", "benchmark", "cleanup"], tmpfs, engine_path(),
+                             numjobs=2, bs=64, datasets=1, precreate_per_set=30000, steps_per_set=10,
+                             join_timeout=2)
+    job = tmp_path / "busy.fio"
+    job.write_text(text)
+    procs = [subprocess.Popen(["fio", "--eta=never", "--output-format=json", f"--output={tmp_path}/busy{p}.json",
+                               str(job)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2"})) for p in (0, 1)]
+    # the status file exists once the precreate's barrier is passed: hold
+    # a clone in mid-precreate, so that its sibling ends first
+    deadline = time.monotonic() + 30
+    while True:
+        kids = subprocess.run(["pgrep", "-P", str(procs[0].pid)], capture_output=True, text=True).stdout.split()
+        if len(kids) == 2 and (tmpfs / "mdfio.status").exists():
+            break
+        assert time.monotonic() < deadline, "the first fio's precreate did not start"
+        time.sleep(0.001)
+    held = max(kids, key=int)
+    os.kill(int(held), signal.SIGSTOP)
+    time.sleep(4)
+    os.kill(int(held), signal.SIGCONT)
+    errs = [p.communicate(timeout=TIMEOUT)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    assert os.listdir(tmpfs) == []
