@@ -201,8 +201,9 @@ static int engine_init(struct thread_data *td)
 		return 1;
 	if (be->init && be->init(td, j->unit, j->nr_units, &j->priv))
 		return 1;
-	if (eo->latency_log)
-		mdfio_option_value(eo->latency_log, j->log_prefix, sizeof(j->log_prefix));
+	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
+						  j->log_prefix, sizeof(j->log_prefix)))
+		return 1;
 	/* the last checks of this rank: the others wait for it at the
 	 * barrier */
 	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->repeat, eo->join_timeout))

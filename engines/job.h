@@ -133,8 +133,9 @@ extern const char *const mdfio_op_names[MDFIO_OP_NR];
 extern const struct fio_option mdfio_core_options[];
 int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
-/* copies the value of a "value|default" option into out */
-void mdfio_option_value(const char *s, char *out, size_t len);
+/* copies the value of a "value|default" option into out; one line and 1
+ * if it does not fit */
+int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
 
 /* run.c: a job's ranks among all of its run, and joining the run */
 struct thread_data *mdfio_job_parent(struct thread_data *td);

@@ -45,11 +45,17 @@ static const char *pick(const char *s, char *buf, size_t len)
 	return bar + 1;
 }
 
-void mdfio_option_value(const char *s, char *out, size_t len)
+int mdfio_option_value(const char *name, const char *s, char *out, size_t len)
 {
-	char buf[PATH_MAX];
+	const char *bar = strchr(s, '|');
+	const char *v = bar == s ? bar + 1 : s;
+	size_t n = bar && bar != s ? (size_t)(bar - s) : strlen(v);
 
-	snprintf(out, len, "%s", pick(s, buf, sizeof(buf)));
+	if (n >= len)
+		return mdfio_error("%s: longer than the %zu characters it can hold", name, len - 1);
+	memcpy(out, v, n);
+	out[n] = '\0';
+	return 0;
 }
 
 int mdfio_parse_u64(const char *name, const char *s, uint64_t min,

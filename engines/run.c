@@ -47,8 +47,8 @@ int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		snprintf(host, hostlen, "?");
 	host[hostlen - 1] = '\0';
 	hosts[0] = '\0';
-	if (eo->hosts)
-		mdfio_option_value(eo->hosts, hosts, hostslen);
+	if (eo->hosts && mdfio_option_value("hosts", eo->hosts, hosts, hostslen))
+		return 1;
 	if (!mdfio_world_find(w, mdfio_job_parent(td)->o.numjobs, hosts, host,
 			      env, msg, sizeof(msg)))
 		return 0;

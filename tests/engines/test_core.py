@@ -247,6 +247,7 @@ def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     ({"steps_per_set": "20", "precreate_per_set": "10"}, "steps_per_set=20 exceeds precreate_per_set=10"),
     ({"root": "/nonexistent/mdfio"}, "directory=/nonexistent/mdfio: not an existing directory"),
     ({"ranks": "${MDW_UNSET}|x"}, "ranks=|x: expected an integer"),
+    ({"latency_log": "/tmp/" + "x" * 5000}, "latency_log: longer than the 4095 characters it can hold"),
 ])
 def test_bad_option_gives_one_clear_line(tmpfs, tmp_path, extra, needle, engine):
     lines = ["[j]", f"ioengine=external:{engine_path(engine)}", f"directory={tmpfs}", "bs=3901"]
