@@ -165,14 +165,14 @@ static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived, const char *p
 			 rf->rank, rf->host, (long)getpid(), arrived, phase);
 }
 
-/* The first rank of [0, total) other than ours that another open file
- * holds, or total if there is none. */
-static uint32_t first_claimed(int fd, uint32_t total, uint32_t self)
+/* The first rank of [0, total) that another open file holds, or total if
+ * there is none. */
+static uint32_t first_claimed(int fd, uint32_t total)
 {
 	uint32_t r;
 
 	for (r = 0; r < total; r++)
-		if (r != self && claimed(fd, r))
+		if (claimed(fd, r))
 			return r;
 	return total;
 }
@@ -204,7 +204,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
 			    MDFIO_RANKFILE_NAME);
 	}
-	r = got ? 0 : first_claimed(fd, h.total, UINT32_MAX);
+	r = got ? 0 : first_claimed(fd, h.total);
 	if (!got && r < h.total && h.total != rf->total) {
 		read_rank(fd, r, &holder);
 		unlock(fd, 0, REC);
