@@ -122,6 +122,26 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 
 static const struct mdfio_backend *backend;
 
+/* What a rank needs before it can start: paths, buffers, its backend. */
+static int prepare_rank(struct thread_data *td, struct mdfio_job *j,
+			const struct mdfio_options *eo)
+{
+	if (build_paths(j))
+		return 1;
+	j->ref = malloc(j->size);
+	if (!j->ref)
+		return mdfio_error("out of memory for bs=%zu", j->size);
+	mdfio_pattern_fill(j->ref, j->size);
+	if (make_units(td, j))
+		return 1;
+	if (j->be->init && j->be->init(td, j->unit, j->nr_units, &j->priv))
+		return 1;
+	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
+						  j->log_prefix, sizeof(j->log_prefix)))
+		return 1;
+	return 0;
+}
+
 /* Units a synchronous io_u carries where fio counts several I/Os per io_u
  * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch):
  * fio's own cycle per io_u is then shared by up to this many units. What
@@ -191,25 +211,22 @@ static int engine_init(struct thread_data *td)
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
 		return mdfio_error("directory=%s: path too long", j->root);
-	if (build_paths(j))
+	/* once claimed, a rank that cannot start stops the whole run at its
+	 * next barrier, before any rank touches the namespace: a refusal of
+	 * one rank alone would leave the phase half run */
+	if (mdfio_join_run(j))
 		return 1;
-	j->ref = malloc(j->size);
-	if (!j->ref)
-		return mdfio_error("out of memory for bs=%zu", j->size);
-	mdfio_pattern_fill(j->ref, j->size);
-	if (make_units(td, j))
-		return 1;
-	if (be->init && be->init(td, j->unit, j->nr_units, &j->priv))
-		return 1;
-	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
-						  j->log_prefix, sizeof(j->log_prefix)))
-		return 1;
-	/* the last checks of this rank: the others wait for it at the
-	 * barrier */
-	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->repeat, eo->join_timeout))
+	if (prepare_rank(td, j, eo) || mdfio_phase_precheck(j))
+		return mdfio_abort_run(j);
+	if (mdfio_run_barrier(j, eo->repeat, 0, eo->join_timeout))
 		return 1;
 	if (mdfio_enter_phase(j, eo->repeat))
+		return mdfio_abort_run(j);
+	if (mdfio_run_barrier(j, eo->repeat, 1, eo->join_timeout) ||
+	    mdfio_commit_phase(j)) {
+		mdfio_close_logs(j, 1);
 		return 1;
+	}
 	/* md-workbench counts failed operations and goes on; the engine
 	 * reports them itself and fails the job at its end */
 	td->o.continue_on_error = ERROR_TYPE_ANY;
@@ -232,8 +249,10 @@ static int engine_init(struct thread_data *td)
 	if (j->recover) {
 		uint64_t n = mdfio_count_objects(j);
 
-		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets\n",
-			 j->rank, j->root, n);
+		/* a notice, on fio's error stream like every other: stdout
+		 * may be fio's JSON */
+		log_err("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets\n",
+			j->rank, j->root, n);
 		j->units = n ? n : 1;
 		set_units(td, j->units);
 	}

@@ -133,6 +133,8 @@ extern const char *const mdfio_op_names[MDFIO_OP_NR];
 extern const struct fio_option mdfio_core_options[];
 int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
+/* the last line mdfio_error printed in this thread */
+const char *mdfio_last_error(void);
 /* copies the value of a "value|default" option into out; one line and 1
  * if it does not fit */
 int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
@@ -142,14 +144,29 @@ struct thread_data *mdfio_job_parent(struct thread_data *td);
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
 int mdfio_describe_rank(struct thread_data *td);
-int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeout_s);
+/* Claims this rank in the root's rank file (one line and 1 if it cannot).
+ * From then on a rank that refuses calls mdfio_abort_run, so that the
+ * other ranks stop at their next barrier instead of waiting for it. */
+int mdfio_join_run(struct mdfio_job *j);
+int mdfio_abort_run(struct mdfio_job *j);
+/* The barrier of step (0: the previous phase has ended everywhere; 1: every
+ * rank has checked that it can start this one). One line and 1 if it
+ * fails, and this rank has left the run. */
+int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
+		      unsigned int step, unsigned int timeout_s);
 void mdfio_leave_run(struct mdfio_job *j);
 
 /* phase.c: the status protocol */
 /* Refuses a phase that needs a namespace where there is none before the
  * barrier: every rank of every host finds the same, and none waits. */
 int mdfio_phase_precheck(struct mdfio_job *j);
+/* Enters a phase in two steps, with a barrier between them (so that no rank
+ * starts one that another rank refuses): enter checks the status, works
+ * out the FIFO position and opens the latency logs, writing nothing into
+ * the root; commit then marks this rank as working in the status (creating
+ * it for a precreate). Each prints one line and returns 1 on a refusal. */
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
+int mdfio_commit_phase(struct mdfio_job *j);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 
 /* latency_log.c */

@@ -13,16 +13,23 @@
 /* a day: a host that has not started a rank by then will not */
 #define MDFIO_JOIN_TIMEOUT_MAX 86400
 
+/* per thread: clones run as threads with thread=1 */
+static __thread char last_error[1024];
+
 int mdfio_error(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	log_err("mdfio: %s\n", buf);
+	log_err("mdfio: %s\n", last_error);
 	return 1;
+}
+
+const char *mdfio_last_error(void)
+{
+	return last_error;
 }
 
 /* "value|default": a jobfile writes datasets=${MDW_D}|10 because fio turns an

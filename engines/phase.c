@@ -122,81 +122,107 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 	return 0;
 }
 
-/* Enters the phase: checks the status and marks this rank as working. */
+/* Reads the status (if there is one) under its lock and decides where this
+ * rank starts: *have says whether there was one. Writes nothing. */
+static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
+		      int *have)
+{
+	char msg[512];
+	int err = mdfio_status_lock(j->status_path, fd);
+
+	*have = !err;
+	if (err && err != ENOENT)
+		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
+	if (*have && mdfio_status_read(*fd, st, msg, sizeof(msg))) {
+		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
+		goto fail;
+	}
+	if (*have && status_mismatch(j, st))
+		goto fail;
+	j->pos = j->start;	/* a new namespace's */
+	if (mdfio_status_enter(*have ? st : NULL, j->phase, j->rank, j->run,
+			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
+			       msg, sizeof(msg))) {
+		mdfio_error("%s: %s", j->root, msg);
+		goto fail;
+	}
+	return 0;
+fail:
+	mdfio_status_free(st);
+	if (*have)
+		mdfio_status_unlock(*fd);
+	return 1;
+}
+
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 {
 	struct mdfio_status st = { 0 };
-	char msg[512];
-	int fd, err, have, ret = 1;
+	int fd, have;
 
 	/* a precreate's logs are named before the status exists: a log that
 	 * cannot be made then leaves nothing behind */
 	if (j->ph->logs_before_status && mdfio_open_logs(j, repeat))
 		return 1;
-	for (;;) {
-		err = mdfio_status_lock(j->status_path, &fd);
-		if (err != ENOENT || !j->ph->makes_datasets)
-			break;
-		/* first rank of a new namespace: check, then create */
-		if (namespace_clear(j, j->path, sizeof(j->path))) {
-			/* a sibling may have created the status (and its
-			 * datasets) since we looked: look again */
-			if (!access(j->status_path, F_OK))
-				continue;
-			mdfio_close_logs(j, 1);
-			return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
-					 j->path);
-		}
-		st.rank = calloc(j->ranks, sizeof(*st.rank));
-		if (!st.rank) {
-			mdfio_close_logs(j, 1);
-			return mdfio_error("out of memory");
-		}
-		fill_status(j, &st);
-		err = mdfio_status_create(j->status_path, &st);
-		mdfio_status_free(&st);
-		if (err && err != EEXIST) {
-			mdfio_close_logs(j, 1);
-			return mdfio_error("cannot create %s: %s", j->status_path,
-					 strerror(err));
-		}
-	}
-	have = !err;
-	if (err && err != ENOENT)
-		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
-	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
-		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
-		goto out;
-	}
-	if (have && status_mismatch(j, &st))
-		goto out;
-	if (mdfio_status_enter(have ? &st : NULL, j->phase, j->rank, j->run,
-			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
-			       msg, sizeof(msg))) {
-		mdfio_error("%s: %s", j->root, msg);
-		goto out;
-	}
-	/* the other phases' log names need the position; a log that cannot
-	 * be made leaves the status as it was */
-	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))
-		goto out;
-	st.rank[j->rank].state = j->ph->working;
-	st.rank[j->rank].pos = j->pos;
-	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
-	err = mdfio_status_write(fd, &st);
-	if (err) {
-		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
-		goto out;
-	}
-	j->entered = 1;
-	ret = 0;
-out:
-	if (ret)
+	if (read_entry(j, &st, &fd, &have)) {
 		mdfio_close_logs(j, 1);
+		return 1;
+	}
 	mdfio_status_free(&st);
 	if (have)
 		mdfio_status_unlock(fd);
-	return ret;
+	if (!have && j->ph->makes_datasets &&
+	    namespace_clear(j, j->path, sizeof(j->path))) {
+		mdfio_close_logs(j, 1);
+		return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
+				   j->path);
+	}
+	/* the other phases' log names need the position */
+	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))
+		return 1;
+	return 0;
+}
+
+int mdfio_commit_phase(struct mdfio_job *j)
+{
+	struct mdfio_status st = { 0 };
+	uint64_t pos = j->pos;
+	int fd, err, have;
+
+	/* the first rank of a precreate creates the status; a sibling may
+	 * have done so since this rank looked */
+	while (j->ph->makes_datasets && access(j->status_path, F_OK) && errno == ENOENT) {
+		st.rank = calloc(j->ranks, sizeof(*st.rank));
+		if (!st.rank)
+			return mdfio_error("out of memory");
+		fill_status(j, &st);
+		err = mdfio_status_create(j->status_path, &st);
+		mdfio_status_free(&st);
+		if (err && err != EEXIST)
+			return mdfio_error("cannot create %s: %s", j->status_path,
+					   strerror(err));
+	}
+	if (read_entry(j, &st, &fd, &have))
+		return 1;
+	if (!have || j->pos != pos) {
+		/* only ranks of this run, which all passed the same checks,
+		 * can have written it since */
+		mdfio_error("%s changed between this rank's checks and its start", j->status_path);
+		err = -1;
+	} else {
+		st.rank[j->rank].state = j->ph->working;
+		st.rank[j->rank].pos = j->pos;
+		snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
+		err = mdfio_status_write(fd, &st);
+		if (err)
+			mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
+	}
+	mdfio_status_free(&st);
+	if (have)
+		mdfio_status_unlock(fd);
+	if (err)
+		return 1;
+	j->entered = 1;
+	return 0;
 }
 
 /* Leaves the phase: records the new position; the last rank out of a

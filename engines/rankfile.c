@@ -412,12 +412,12 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 		unlock(rf->fd, 0, REC);
 		return mdfio_reason(msg, msglen, "%s was changed under a live run", MDFIO_RANKFILE_NAME);
 	}
+	b = h.released + 1;
 	if (h.failed) {
 		read_failure(rf->fd, why, sizeof(why));
 		unlock(rf->fd, 0, REC);
-		return mdfio_reason(msg, msglen, "an earlier phase of this run could not start (%s)", why);
+		return mdfio_reason(msg, msglen, "this run stopped before this phase (%s)", why);
 	}
-	b = h.released + 1;
 	*barrier = b;
 	err = write_rank(rf, b, phase);
 	if (!err)
@@ -487,6 +487,20 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 	}
 	unlock(rf->fd, 0, REC);
 	return mdfio_reason(msg, msglen, "%s", why);
+}
+
+int mdfio_rankfile_abort(struct mdfio_rankfile *rf, const char *why)
+{
+	struct header h;
+	int err = lock(rf->fd, F_WRLCK, 0, REC, 1);
+
+	if (err)
+		return err;
+	/* a run already failed keeps its first reason */
+	if (!read_header(rf->fd, &h) && !strcmp(h.id, rf->id) && !h.failed)
+		fail_barrier(rf, &h, h.released + 1, why);
+	unlock(rf->fd, 0, REC);
+	return 0;
 }
 
 void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,

@@ -60,6 +60,11 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 			   mdfio_rankfile_describe describe, void *arg,
 			   char *msg, size_t msglen);
 
+/* This rank cannot take part in the run (why: one line naming the rank and
+ * its reason): the next barrier fails for every rank with why, so that no
+ * rank starts a phase that one of them will not run. 0 or an errno value. */
+int mdfio_rankfile_abort(struct mdfio_rankfile *rf, const char *why);
+
 /* Whether a process other than this one holds rank's claim. */
 int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank);
 

@@ -107,21 +107,42 @@ static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 		snprintf(msg + n, msglen - n, " has started");
 }
 
-int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeout_s)
+int mdfio_join_run(struct mdfio_job *j)
 {
-	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
-	uint64_t barrier;
-
-	/* every rank of a barrier must be entering the same phase and repeat */
-	snprintf(phase, sizeof(phase), "%s-%u", mdfio_phase_name(j->phase),
-		 j->ph->advances ? repeat : 0);
+	char msg[1024];
 
 	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
 		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
 	if (mdfio_rankfile_claim(&j->rankfile, j->root_fd, j->rank, j->ranks,
-				 j->per_host, j->host, msg, sizeof(msg)))
+				 j->per_host, j->host, msg, sizeof(msg))) {
+		close(j->root_fd);
+		j->root_fd = -1;
 		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
+	}
+	return 0;
+}
+
+int mdfio_abort_run(struct mdfio_job *j)
+{
+	char why[1024];
+
+	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
+		 j->rank, j->host, mdfio_last_error());
+	mdfio_rankfile_abort(&j->rankfile, why);
+	mdfio_leave_run(j);
+	return 1;
+}
+
+int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
+		      unsigned int step, unsigned int timeout_s)
+{
+	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
+	uint64_t barrier;
+
+	/* every rank of a barrier must be entering the same phase and repeat */
+	snprintf(phase, sizeof(phase), "%s-%u%s", mdfio_phase_name(j->phase),
+		 j->ph->advances ? repeat : 0, step ? "-go" : "");
 	if (mdfio_rankfile_barrier(&j->rankfile, phase, timeout_s * 1000u, &barrier,
 				   j->hosts[0] ? name_missing_hosts : NULL, j,
 				   msg, sizeof(msg))) {
@@ -129,7 +150,8 @@ int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeou
 		return mdfio_error("%s: rank %" PRIu32 " (host %s): %s; nothing was started",
 				   j->root, j->rank, j->host, msg);
 	}
-	snprintf(j->run, sizeof(j->run), "%s.%" PRIu64, j->rankfile.id, barrier);
+	if (!step)
+		snprintf(j->run, sizeof(j->run), "%s.%" PRIu64, j->rankfile.id, barrier);
 	return 0;
 }
 

@@ -95,6 +95,37 @@ def test_an_existing_log_is_never_replaced(tmpfs, tmp_path):
     assert mine.read_text() == "precious\n" and os.listdir(root) == []
 
 
+@pytest.mark.parametrize("phase", ["precreate", "benchmark"])
+def test_one_rank_refused_stops_every_rank_before_anything_is_touched(tmpfs, tmp_path, phase):
+    """One rank of three cannot create its latency log: no rank may start
+    the phase, so the namespace is exactly as before (never half made or
+    marked as interrupted) and the next run goes on from it."""
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    opts = dict(numjobs=3, datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
+    if phase == "benchmark":
+        run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    # the rank file is the runs' own bookkeeping: every other file counts
+    def files():
+        return {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "mdfio.ranks"}
+    before = files()
+    op = "precreate" if phase == "precreate" else "read"
+    mine = logs / f"lat-0.00-0-{op}-rank2.csv"
+    mine.write_text("precious\n")
+    run = run_fio(job([phase], root, latency_log=logs / "lat", **opts), tmp_path, check=False)
+    assert run.rc != 0
+    assert f"cannot create {mine}: File exists" in run.stderr, run.stderr
+    # the others name the rank that stopped them; nobody counts a unit
+    assert "rank 2 (host" in run.stderr and "nothing was started" in run.stderr, run.stderr
+    assert all(j[s]["total_ios"] == 0 for j in run.jobs() for s in ("read", "write", "trim")), run.stdout
+    assert mine.read_text() == "precious\n" and os.listdir(logs) == [mine.name]
+    assert files() == before
+    run_fio(job(["benchmark", "cleanup"] if phase == "benchmark" else ["precreate", "cleanup"], root, **opts),
+            tmp_path, check=True)
+    assert os.listdir(root) == []
+
+
 def test_fios_own_latency_log_carries_create_read_delete(tmpfs, tmp_path):
     root = tmpfs / "root"
     root.mkdir()

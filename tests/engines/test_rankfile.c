@@ -114,7 +114,7 @@ int main(void)
 	      !strcmp(msg, "ranks 0,2 of 3 did not join within 0.3 s"), "missing ranks: %s", msg);
 	/* ... and for good: a later phase must not meet ranks of earlier ones */
 	CHECK(mdfio_rankfile_barrier(&a, "q", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
-	      !strcmp(msg, "an earlier phase of this run could not start (ranks 0,2 of 3 did not join within 0.3 s)"),
+	      !strcmp(msg, "this run stopped before this phase (ranks 0,2 of 3 did not join within 0.3 s)"),
 	      "a later barrier: %s", msg);
 	/* kept for the namespace's next phase, and started afresh by its
 	 * first rank: the failure is forgotten once no rank of it is left */
@@ -213,6 +213,40 @@ int main(void)
 	mdfio_rankfile_release(&a, fd, NULL, NULL);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the other rank fails with it: %d", WEXITSTATUS(status));
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone");
+
+	/* a rank that cannot start stops the others at their next barrier at
+	 * once, with its reason, whether they wait there already or come
+	 * later; a run already failed keeps its first reason */
+	child = fork();
+	if (!child) {
+		int cfd = dirfd_of(dir);
+
+		if (mdfio_rankfile_claim(&b, cfd, 1, 3, 1, "h", msg, sizeof(msg)))
+			_exit(2);
+		status = mdfio_rankfile_barrier(&b, "p", 60000, &gen, NULL, NULL, msg, sizeof(msg));
+		mdfio_rankfile_release(&b, cfd, NULL, NULL);
+		_exit(!status ? 3 : !strcmp(msg, "rank 2: no log") ? 0 : 4);
+	}
+	CHECK(!mdfio_rankfile_claim(&a, fd, 2, 3, 1, "h", msg, sizeof(msg)), "claim: %s", msg);
+	usleep(100000);
+	CHECK(!mdfio_rankfile_abort(&a, "rank 2: no log"), "abort");
+	CHECK(!mdfio_rankfile_abort(&a, "rank 2: again"), "abort twice");
+	waitpid(child, &status, 0);
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "a waiting rank stops with the reason: %d",
+	      WEXITSTATUS(status));
+	{
+		struct mdfio_rankfile c;
+		int rc = mdfio_rankfile_claim(&c, fd, 0, 3, 1, "h", msg, sizeof(msg));
+
+		CHECK(!rc, "claim: %s", msg);
+		CHECK(!rc && mdfio_rankfile_barrier(&c, "p", 60000, &gen, NULL, NULL, msg, sizeof(msg)) &&
+		      !strcmp(msg, "this run stopped before this phase (rank 2: no log)"),
+		      "a later rank stops at once: %s", msg);
+		if (!rc)
+			mdfio_rankfile_release(&c, fd, NULL, NULL);
+	}
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
 	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone");
 
 	/* never through a symlink, never a foreign file */
