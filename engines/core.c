@@ -335,6 +335,16 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 		aim(j, u, st);
 }
 
+/* A failed mkdir or rmdir: an error of the object operation beside it in
+ * fio's JSON (drop_ios), and one of the job's total_err. */
+static void count_dataset_error(struct thread_data *td, struct mdfio_job *j,
+				enum mdfio_op op, int err)
+{
+	j->dsets_err++;
+	td->ts.drop_io_u[op_ddir[op]]++;
+	update_error_count(td, err);
+}
+
 static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 {
 	uint32_t d;
@@ -343,11 +353,11 @@ static int make_datasets(struct thread_data *td, struct mdfio_job *j)
 		const char *path = j->dsets[MDFIO_OWN][d].path;
 
 		if (mkdir(path, 0775)) {
-			j->dsets_err++;
-			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
+			count_dataset_error(td, j, MDFIO_OP_CREATE, errno);
 			return mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
 					 j->rank, path, strerror(errno));
 		}
+		j->dsets_done++;
 	}
 	return 0;
 }
@@ -360,10 +370,11 @@ void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 	const char *path = j->dsets[MDFIO_OWN][d].path;
 	int err = rmdir(path) ? errno : 0;
 
-	if (!err || (err == ENOENT && j->recover))
+	if (!err || (err == ENOENT && j->recover)) {
+		j->dsets_done++;
 		return;
-	j->dsets_err++;
-	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
+	}
+	count_dataset_error(td, j, MDFIO_OP_DELETE, err);
 	mdfio_error("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
 		  path, strerror(err), err == ENOTEMPTY ?
 		  " (it holds files mdfio did not expect; they were left alone)" : "");
@@ -628,6 +639,11 @@ static void engine_cleanup(struct thread_data *td)
 		closedir(j->rec_dir);
 	complete = j->units && j->finished == j->units;
 	mdfio_close_logs(j, 0);
+	/* fio counts no short I/O of an mdfio job (an object is never half
+	 * transferred through an io_u): the slot carries the datasets a phase
+	 * that makes or removes them left undone, for md-workbench's dsets */
+	if (j->entered && (j->ph->makes_datasets || j->ph->removes_datasets))
+		td->ts.short_io_u[j->ph->ddir] = j->datasets - j->dsets_done;
 	if (j->entered) {
 		if (!complete)
 			mdfio_error("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",

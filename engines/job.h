@@ -112,6 +112,7 @@ struct mdfio_job {
 	unsigned int nr_events;
 	struct mdfio_op_errors op[MDFIO_OP_NR];
 	uint64_t dsets_err;
+	uint32_t dsets_done;	/* datasets made (precreate) or removed (cleanup) */
 	int entered;
 	/* per-operation latency log (md-workbench -L), streamed */
 	FILE *log[MDFIO_OP_NR];

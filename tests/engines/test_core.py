@@ -1,5 +1,6 @@
 """The shared core, through every engine, against real fio on real file
 systems: phases, FIFO, status, safety, errors and options."""
+import errno
 import os
 import re
 import signal
@@ -112,6 +113,33 @@ def test_preexisting_object_name_is_refused_before_anything_is_touched(tmpfs, tm
     assert run.rc != 0
     assert any(f"{tmpfs}/1_2 already exists" in l for l in run.mdfio_lines()), run.stderr
     assert snapshot(tmpfs) == before
+
+
+def test_a_dataset_left_with_a_foreign_file_is_an_error_everywhere(tmpfs, tmp_path, engine):
+    """A foreign file in a dataset: cleanup removes every object, leaves the
+    file and its dataset, and says so in every place a user reads errors:
+    exit code, one line, total_err/first_error, drop_ios and the datasets
+    left undone (short_ios, which md-workbench's dsets count needs)."""
+    opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
+    run = run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert [j["write"]["short_ios"] for j in run.jobs()] == [0, 0]
+    (tmpfs / "1_2" / "notes.txt").write_text("mine")
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert any(f"cannot remove dataset {tmpfs}/1_2: Directory not empty" in l for l in run.mdfio_lines()), run.stderr
+    by_rank = {int(j["desc"].split("rank=")[1].split()[0]): j for j in run.jobs()}
+    ok, bad = by_rank[0], by_rank[1]
+    assert (ok["total_err"], ok["trim"]["drop_ios"], ok["trim"]["short_ios"]) == (0, 0, 0)
+    assert (bad["total_err"], bad["first_error"]) == (1, errno.ENOTEMPTY)
+    assert (bad["trim"]["drop_ios"], bad["trim"]["short_ios"]) == (1, 1)
+    assert bad["trim"]["clat_ns"]["N"] == D * P
+    left = snapshot(tmpfs)
+    assert set(left) == {"1_2", "1_2/notes.txt", "mdfio.status", "mdfio.ranks"}
+    assert left["1_2/notes.txt"] == b"mine"
+    # once the user has moved the file away, a cleanup ends the namespace
+    (tmpfs / "1_2" / "notes.txt").unlink()
+    run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
 
 
 def test_foreign_status_file_is_refused_and_kept(tmpfs, tmp_path, engine):
