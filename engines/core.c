@@ -201,6 +201,7 @@ static int engine_init(struct thread_data *td)
 	j->precreate = eo->precreate;
 	j->steps = eo->steps;
 	j->start = eo->start_index;
+	j->start_set = (int)eo->start_index_set;
 	j->size = td->o.bs[j->ph->ddir];
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;

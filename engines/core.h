@@ -82,6 +82,7 @@ struct mdfio_options {
 	unsigned long long precreate;
 	unsigned long long steps;
 	unsigned long long start_index;
+	unsigned int start_index_set;	/* given, not the default */
 	unsigned int repeat, repeats;
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 	char *hosts;		/* fio servers of a run, by host name */

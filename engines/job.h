@@ -85,6 +85,8 @@ struct mdfio_job {
 	uint64_t precreate, steps, start, pos;
 	size_t size;
 	int read_only, verify, recover;
+	int start_set;		/* start_index was given */
+	uint64_t ns_start;	/* the namespace's first index (its status) */
 	char root[PATH_MAX];
 	char status_path[PATH_MAX];
 	/* the run's id in the status file: the rank file's id and the

@@ -61,7 +61,7 @@ int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat)
 		return 0;
 	/* md-workbench's iteration: 0 for precreate, then one per benchmark
 	 * run; cleanup gets the next */
-	j->log_iter = j->ph->logs_before_status ? 0 : (j->pos - j->start) / j->steps;
+	j->log_iter = j->ph->logs_before_status ? 0 : (j->pos - j->ns_start) / j->steps;
 	if (j->ph->advances && j->read_only)
 		j->log_iter += repeat - 1;
 	for (op = 0; op < MDFIO_OP_NR; op++) {

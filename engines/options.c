@@ -103,7 +103,19 @@ MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
-U64_OPT(cb_start_index, "start_index", start_index, 0, (uint64_t)1 << 60)
+/* start_index is also checked against the namespace by every phase after a
+ * precreate, so whether the user gave it matters ("|0" is the jobfile's
+ * default, not a value given) */
+static int cb_start_index(void *data, const char *s)
+{
+	uint64_t v;
+
+	if (mdfio_parse_u64("start_index", s, 0, (uint64_t)1 << 60, &v))
+		return 1;
+	opts_of(data)->start_index = v;
+	opts_of(data)->start_index_set = *s != '|';
+	return 0;
+}
 
 static int cb_phase(void *data, const char *s)
 {
@@ -182,8 +194,8 @@ const struct fio_option mdfio_core_options[] = {
 	    "Benchmark steps per dataset per run, md-workbench -I"),
 	MDFIO_OPT("rank_offset", cb_rank_offset, "1",
 	    "Rank distance to the datasets read and written, md-workbench -O"),
-	MDFIO_OPT("start_index", cb_start_index, "0",
-	    "Index of the first object, md-workbench --start-item"),
+	MDFIO_OPT("start_index", cb_start_index, "|0",
+	    "Index of the first object, md-workbench --start-item; a benchmark or cleanup given it checks it against the namespace's FIFO position"),
 	MDFIO_OPT("read_only", cb_read_only, "0",
 	    "1: benchmark only stats and reads, md-workbench --read-only"),
 	MDFIO_OPT("verify_read", cb_verify_read, "0",

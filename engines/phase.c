@@ -139,12 +139,26 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 	}
 	if (*have && status_mismatch(j, st))
 		goto fail;
-	j->pos = j->start;	/* a new namespace's */
+	j->pos = j->ns_start = j->start;	/* a new namespace's */
 	if (mdfio_status_enter(*have ? st : NULL, j->phase, j->rank, j->run,
 			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->root, msg);
 		goto fail;
+	}
+	if (*have && !j->ph->makes_datasets) {
+		/* md-workbench's --start-item names the namespace's first
+		 * index (one jobfile gives it to every phase) or, in a run of
+		 * its own, where the FIFO is now; any other value would aim at
+		 * objects that do not exist */
+		if (j->start_set && j->start != st->start && j->start != j->pos) {
+			mdfio_error("start_index=%" PRIu64 ": the namespace in %s starts at %" PRIu64
+				    " and rank %" PRIu32 "'s FIFO is at %" PRIu64
+				    "; give one of them, or leave start_index unset",
+				    j->start, j->root, st->start, j->rank, j->pos);
+			goto fail;
+		}
+		j->ns_start = st->start;
 	}
 	return 0;
 fail:

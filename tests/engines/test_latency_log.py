@@ -141,3 +141,34 @@ def test_fios_own_latency_log_carries_create_read_delete(tmpfs, tmp_path):
     assert counts[0] == {1: pre["write"]["clat_ns"]["N"]}
     assert counts[1] == {0: 8, 1: 8, 2: 8}
     assert counts[2] == {2: clean["trim"]["clat_ns"]["N"]}
+
+
+def test_start_index_is_checked_against_the_fifo_and_names_the_logs(tmpfs, tmp_path):
+    """A namespace precreated at start_index=5: a benchmark without
+    start_index goes on from the status, and its logs are md-workbench's
+    iteration 0; one given a start_index that is neither the namespace's
+    first index nor where the FIFO is gets one line naming both and changes
+    nothing; either of those is taken."""
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    opts = dict(datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
+    run_fio(job(["precreate"], root, start_index=5, **opts), tmp_path, check=True)
+    run_fio(job(["benchmark"], root, latency_log=logs / "a", **opts), tmp_path, check=True)
+    assert (logs / "a-0.00-0-read.csv").exists()
+    status = (root / "mdfio.status").read_text()
+    for given in (4, 0, 15):
+        run = run_fio(job(["benchmark"], root, start_index=given, latency_log=logs / f"b{given}", **opts),
+                      tmp_path, check=False)
+        assert run.rc != 0
+        lines = run.mdfio_lines()
+        assert len(lines) == 1 and f"start_index={given}: the namespace in {root} starts at 5 and rank 0's FIFO " \
+            "is at 10; give one of them" in lines[0], run.stderr
+        assert (root / "mdfio.status").read_text() == status
+    run_fio(job(["benchmark"], root, start_index=10, latency_log=logs / "c", **opts), tmp_path, check=True)
+    assert (logs / "c-0.00-1-read.csv").exists()
+    assert not list(logs.glob("b*"))
+    run_fio(job(["benchmark"], root, start_index=5, latency_log=logs / "d", **opts), tmp_path, check=True)
+    assert (logs / "d-0.00-2-read.csv").exists()
+    run_fio(job(["cleanup"], root, start_index=20, **opts), tmp_path, check=True)
+    assert os.listdir(root) == []
