@@ -84,7 +84,7 @@ static int engine_setup(struct thread_data *td)
 		return 0;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
-	return mdfio_describe_rank(td);
+	return mdfio_check_jobfile(td) || mdfio_describe_rank(td);
 }
 
 /* Every unit in flight owns a path and a pair of object buffers; a create's

@@ -136,6 +136,9 @@ extern const char *const mdfio_op_names[MDFIO_OP_NR];
 extern const struct fio_option mdfio_core_options[];
 int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
+/* In fio's main process: refuses (one line for all, 1 for every job of the
+ * root) a jobfile without a benchmark section for each repeat it wants */
+int mdfio_check_jobfile(struct thread_data *td);
 /* the last line mdfio_error printed in this thread */
 const char *mdfio_last_error(void);
 /* copies the value of a "value|default" option into out; one line and 1

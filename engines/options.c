@@ -259,3 +259,51 @@ uint64_t mdfio_phase_units(const struct mdfio_options *eo)
 	return per_set * eo->datasets;
 }
 
+
+/* The benchmark sections of the jobfile that share td's root: the largest
+ * repeats= any asks for, and whether each repeat up to it has a section. */
+static unsigned int missing_repeat(struct thread_data *td, unsigned int *wanted)
+{
+	struct thread_data *t;
+	unsigned int k;
+	int i;
+
+	*wanted = 0;
+	for_each_td(t, i) {
+		const struct mdfio_options *o = t->eo;
+
+		if (t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 &&
+		    !strcmp(t->o.directory, td->o.directory) && o->repeats > *wanted)
+			*wanted = o->repeats;
+	}
+	for (k = 1; k <= *wanted; k++) {
+		int found = 0;
+
+		for_each_td(t, i) {
+			const struct mdfio_options *o = t->eo;
+
+			found |= t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 &&
+				 !strcmp(t->o.directory, td->o.directory) && o->repeat == k;
+		}
+		if (!found)
+			return k;
+	}
+	return 0;
+}
+
+int mdfio_check_jobfile(struct thread_data *td)
+{
+	/* fio sets every job up in its main process before the first runs:
+	 * each job of the root refuses, so none runs, and one line says why */
+	static char said[PATH_MAX];
+	unsigned int wanted, k;
+
+	if (!td->o.directory || !(k = missing_repeat(td, &wanted)))
+		return 0;
+	if (strcmp(said, td->o.directory)) {
+		snprintf(said, sizeof(said), "%s", td->o.directory);
+		mdfio_error("repeats=%u: this jobfile has no benchmark section with repeat=%u for directory=%s; add sections up to repeat=%u (each after a stonewall) or lower repeats",
+			    wanted, k, td->o.directory, wanted);
+	}
+	return 1;
+}

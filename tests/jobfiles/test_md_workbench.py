@@ -61,3 +61,17 @@ def test_parse_only_accepts_the_jobfile(tmp_path):
     path.write_text(jobtext())
     proc = subprocess.run(["fio", "--parse-only", str(path)], capture_output=True, text=True, env=fio_env())
     assert proc.returncode == 0, proc.stderr
+
+
+def test_more_repeats_than_the_jobfile_has_sections_are_refused(tmpfs, tmp_path):
+    """MDW_R above the jobfile's benchmark sections once ran the sections
+    there were and exited 0: now every job refuses, with one line, before
+    anything is made."""
+    env = dict(MDW_D="2", MDW_P="10", MDW_I="4", MDW_R="10", MDW_ROOT=str(tmpfs))
+    run = run_fio(jobtext(), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert run.mdfio_lines() == [
+        f"mdfio: repeats=10: this jobfile has no benchmark section with repeat=10 for directory={tmpfs}; "
+        "add sections up to repeat=10 (each after a stonewall) or lower repeats"], run.stderr
+    assert all(j[d]["total_ios"] == 0 for j in run.jobs() for d in ("read", "write", "trim"))
+    assert os.listdir(tmpfs) == []
