@@ -84,7 +84,7 @@ static int engine_setup(struct thread_data *td)
 		return 0;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
-	return mdfio_check_jobfile(td) || mdfio_describe_rank(td);
+	return mdfio_check_jobfile(td) || mdfio_describe_rank(td) || mdfio_reserve_run(td);
 }
 
 /* Every unit in flight owns a path and a pair of object buffers; a create's
@@ -632,8 +632,10 @@ static void engine_cleanup(struct thread_data *td)
 	struct mdfio_job *j = td->io_ops_data;
 	int complete;
 
-	if (!j)
+	if (!j) {
+		mdfio_job_ended(td->o.directory);
 		return;
+	}
 	if (j->be && j->be->exit && j->priv)
 		j->be->exit(j->priv);
 	if (j->rec_dir)
@@ -655,6 +657,7 @@ static void engine_cleanup(struct thread_data *td)
 	}
 	if (j->root_fd >= 0)
 		mdfio_leave_run(j);
+	mdfio_job_ended(td->o.directory);
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	free(j->dset_paths);

@@ -150,6 +150,9 @@ struct thread_data *mdfio_job_parent(struct thread_data *td);
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
 int mdfio_describe_rank(struct thread_data *td);
+/* In fio's main process: reserves the job's ranks on its root for the life
+ * of this fio (reserve.c). */
+int mdfio_reserve_run(struct thread_data *td);
 /* Claims this rank in the root's rank file (one line and 1 if it cannot).
  * From then on a rank that refuses calls mdfio_abort_run, so that the
  * other ranks stop at their next barrier instead of waiting for it. */
@@ -161,6 +164,15 @@ int mdfio_abort_run(struct mdfio_job *j);
 int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		      unsigned int step, unsigned int timeout_s);
 void mdfio_leave_run(struct mdfio_job *j);
+
+/* reserve.c: in fio's main process, the ranks of each root it runs, held
+ * until it exits; one line and 1 (for every job of the root) if another fio
+ * holds them */
+int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
+			const char *host);
+const struct mdfio_rankfile *mdfio_reservation(const char *root);
+/* Every job on root calls it at its end, however it ends. */
+void mdfio_job_ended(const char *root);
 
 /* phase.c: the status protocol */
 /* Refuses a phase that needs a namespace where there is none before the

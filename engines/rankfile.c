@@ -54,11 +54,34 @@ static void unlock(int fd, off_t start, off_t len)
 	lock(fd, F_UNLCK, start, len, 0);
 }
 
-/* Whether another open file holds a lock on rank's record. */
+/* A rank's record is locked in two parts: the claim of the rank's job (all
+ * of it but its last byte) and the reservation of the fio process that runs
+ * the job (its last byte), which lasts from fio's start to its end, so that
+ * another run cannot take the ranks between two of its phases. */
+#define CLAIM_LEN (REC - 1)
+static off_t reservation_off(uint32_t rank)
+{
+	return rec_off(rank) + CLAIM_LEN;
+}
+
+/* Whether a fio other than the one that runs rf's job reserves rank: seen
+ * through the reserving fio's own open file, its reservation is no
+ * conflict. */
+static int reserved_elsewhere(const struct mdfio_rankfile *rf, uint32_t rank)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = reservation_off(rank), .l_len = 1 };
+
+	if (fcntl(rf->reserved_fd >= 0 ? rf->reserved_fd : rf->fd, F_OFD_GETLK, &fl))
+		return 1;	/* cannot tell: never take a rank that may be used */
+	return fl.l_type != F_UNLCK;
+}
+
+/* Whether another open file holds rank's claim. */
 static int claimed(int fd, uint32_t rank)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-			    .l_start = rec_off(rank), .l_len = REC };
+			    .l_start = rec_off(rank), .l_len = CLAIM_LEN };
 
 	if (fcntl(fd, F_OFD_GETLK, &fl))
 		return 1;	/* cannot tell: never call a rank gone */
@@ -77,6 +100,7 @@ struct rank_rec {
 	long pid;
 	uint64_t arrived;	/* the barrier it waits at (released + 1) */
 	char phase[MDFIO_RANKFILE_PHASE_LEN];	/* what it enters there */
+	long fio_pid;		/* the fio process that reserved it */
 };
 
 static int read_rec(int fd, off_t off, char *buf, size_t len)
@@ -151,18 +175,18 @@ static void read_rank(int fd, uint32_t rank, struct rank_rec *r)
 
 	memset(r, 0, sizeof(*r));
 	if (read_rec(fd, rec_off(rank), buf, REC) ||
-	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64 " phase %31s",
-		   &n, r->host, &r->pid, &r->arrived, r->phase) != 5 || n != rank) {
+	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64 " phase %31s fio %ld",
+		   &n, r->host, &r->pid, &r->arrived, r->phase, &r->fio_pid) != 6 || n != rank) {
 		snprintf(r->host, sizeof(r->host), "?");
-		r->pid = -1;
+		r->pid = r->fio_pid = -1;
 	}
 }
 
 static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived, const char *phase)
 {
 	return write_rec(rf->fd, rec_off(rf->rank), REC,
-			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64 " phase %s",
-			 rf->rank, rf->host, (long)getpid(), arrived, phase);
+			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64 " phase %s fio %ld",
+			 rf->rank, rf->host, (long)getpid(), arrived, phase, rf->fio_pid);
 }
 
 /* The first rank of [0, total) that another open file holds, or total if
@@ -227,7 +251,13 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 			return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 		}
 	}
-	err = lock(fd, F_WRLCK, rec_off(rf->rank), REC, 0);
+	if (reserved_elsewhere(rf, rf->rank)) {
+		read_rank(fd, rf->rank, &holder);
+		unlock(fd, 0, REC);
+		return mdfio_reason(msg, msglen, "another fio run is using this namespace (rank %" PRIu32
+				    ": host %s, fio pid %ld)", rf->rank, holder.host, holder.fio_pid);
+	}
+	err = lock(fd, F_WRLCK, rec_off(rf->rank), CLAIM_LEN, 0);
 	if (err) {
 		read_rank(fd, rf->rank, &holder);
 		unlock(fd, 0, REC);
@@ -245,29 +275,112 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 	return 0;
 }
 
+/* Opens (creating) the rank file in dirfd into rf->fd: never through a
+ * symlink, never anything but a regular file. */
+static int open_file(struct mdfio_rankfile *rf, int dirfd, char *msg, size_t msglen)
+{
+	struct stat sb;
+
+	rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (rf->fd < 0)
+		return mdfio_reason(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
+			    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");
+	if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(rf->fd);
+		rf->fd = -1;
+		return mdfio_reason(msg, msglen, "%s is not a regular file: refusing to touch it",
+			    MDFIO_RANKFILE_NAME);
+	}
+	return 0;
+}
+
+int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			   uint32_t n, const char *host, char *msg, size_t msglen)
+{
+	struct header h;
+	struct rank_rec holder;
+	uint32_t r;
+	int err, tries;
+
+	snprintf(rf->host, sizeof(rf->host), "%s", host);
+	rf->fio_pid = (long)getpid();
+	rf->reserved_fd = -1;
+	for (tries = 0; tries < 100; tries++) {
+		if (open_file(rf, dirfd, msg, msglen))
+			return 1;
+		err = lock(rf->fd, F_WRLCK, 0, REC, 1);
+		if (err) {
+			mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+			goto fail;
+		}
+		if (read_header(rf->fd, &h) < 0) {
+			mdfio_reason(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
+				     MDFIO_RANKFILE_NAME);
+			goto fail_locked;
+		}
+		for (r = first; r < first + n; r++) {
+			err = lock(rf->fd, F_WRLCK, reservation_off(r), 1, 0);
+			if (!err)
+				continue;
+			read_rank(rf->fd, r, &holder);
+			if (err == EAGAIN || err == EACCES)
+				mdfio_reason(msg, msglen, "another fio run is using this namespace (rank %" PRIu32
+					     ": host %s, fio pid %ld)", r, holder.host, holder.fio_pid);
+			else
+				mdfio_reason(msg, msglen, "cannot lock rank %" PRIu32 " in %s: %s", r,
+					     MDFIO_RANKFILE_NAME, strerror(err));
+			goto fail_locked;
+		}
+		/* the holder's name for a refusal, until its job claims */
+		for (r = first; r < first + n && !err; r++) {
+			if (claimed(rf->fd, r))
+				continue;
+			rf->rank = r;
+			err = write_rank(rf, 0, "-");
+		}
+		unlock(rf->fd, 0, REC);
+		if (err) {
+			mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+			goto fail;
+		}
+		if (still_named(dirfd, rf->fd))
+			return 0;
+		close(rf->fd);	/* removed under us: reserve in the new one */
+	}
+	rf->fd = -1;
+	return mdfio_reason(msg, msglen, "%s keeps being replaced: is another run removing it?",
+			    MDFIO_RANKFILE_NAME);
+fail_locked:
+	unlock(rf->fd, 0, REC);
+fail:
+	close(rf->fd);
+	rf->fd = -1;
+	return 1;
+}
+
 int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 			 uint32_t total, uint32_t block, const char *host,
 			 char *msg, size_t msglen)
 {
-	struct stat sb;
+	return mdfio_rankfile_claim_reserved(rf, dirfd, rank, total, block, host, NULL, msg, msglen);
+}
+
+int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
+				  uint32_t total, uint32_t block, const char *host,
+				  const struct mdfio_rankfile *reserved, char *msg, size_t msglen)
+{
 	int tries;
+
+	rf->reserved_fd = reserved ? reserved->fd : -1;
+	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
 
 	rf->rank = rank;
 	rf->total = total;
 	rf->block = block ? block : 1;
 	snprintf(rf->host, sizeof(rf->host), "%s", host);
 	for (tries = 0; tries < 100; tries++) {
-		rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME,
-				O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (rf->fd < 0)
-			return mdfio_reason(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
-				    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");
-		if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode)) {
-			close(rf->fd);
-			rf->fd = -1;
-			return mdfio_reason(msg, msglen, "%s is not a regular file: refusing to touch it",
-				    MDFIO_RANKFILE_NAME);
-		}
+		if (open_file(rf, dirfd, msg, msglen))
+			return 1;
 		if (claim_once(rf, msg, msglen)) {
 			close(rf->fd);
 			rf->fd = -1;
@@ -503,6 +616,19 @@ int mdfio_rankfile_abort(struct mdfio_rankfile *rf, const char *why)
 	return 0;
 }
 
+/* Removes the file if no other open file holds a lock in it (only the last
+ * one out can tell, and only then, whether it is still needed), and closes
+ * it, dropping every lock of rf. */
+static void remove_if_last(struct mdfio_rankfile *rf, int dirfd,
+			   int (*keep)(void *arg), void *arg)
+{
+	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
+	    !(keep && keep(arg)))
+		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
+	close(rf->fd);
+	rf->fd = -1;
+}
+
 void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
 			    int (*keep)(void *arg), void *arg)
 {
@@ -512,12 +638,18 @@ void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
 	 * claim goes first: of ranks leaving at once, each then finds the
 	 * others' claims gone or is found by them, so the last one removes it
 	 * (holding on to its claim, each could see the other's and neither). */
-	unlock(rf->fd, rec_off(rf->rank), REC);
-	/* only the last one out can tell, and only then, whether the file
-	 * is still needed */
-	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
-	    !(keep && keep(arg)))
-		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
-	close(rf->fd);	/* drops the claim */
-	rf->fd = -1;
+	unlock(rf->fd, rec_off(rf->rank), CLAIM_LEN);
+	remove_if_last(rf, dirfd, keep, arg);
+}
+
+void mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			      uint32_t n, int (*keep)(void *arg), void *arg)
+{
+	uint32_t r;
+
+	if (rf->fd < 0)
+		return;
+	for (r = first; r < first + n; r++)
+		unlock(rf->fd, reservation_off(r), 1);
+	remove_if_last(rf, dirfd, keep, arg);
 }

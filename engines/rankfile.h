@@ -30,7 +30,18 @@ struct mdfio_rankfile {
 	uint32_t block;
 	char host[64];
 	char id[MDFIO_RANKFILE_ID_LEN];	/* 16 hex digits */
+	long fio_pid;	/* the fio process that reserved the rank */
+	int reserved_fd;	/* that fio's open file, if it is this one's */
 };
+
+/* In the fio process that starts the jobs, before any starts: reserves
+ * ranks [first, first+n) of dirfd's rank file (creating it) for as long as
+ * rf stays open, which its jobs' claims need not but another fio's
+ * reservation or claim of them cannot pass: a run is not left open to
+ * another between its phases. Returns 0, or 1 with one line in msg (a live
+ * holder is named: host and fio pid). */
+int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			   uint32_t n, const char *host, char *msg, size_t msglen);
 
 /* Opens (creating) the rank file in directory dirfd, never through a
  * symlink, and claims rank of total for this process. Returns 0, or 1 with
@@ -38,6 +49,17 @@ struct mdfio_rankfile {
 int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 			 uint32_t total, uint32_t block, const char *host,
 			 char *msg, size_t msglen);
+
+/* The same, for a job whose fio holds reserved (mdfio_rankfile_reserve; may
+ * be NULL): the reservation by any other fio refuses the claim. */
+int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
+				  uint32_t total, uint32_t block, const char *host,
+				  const struct mdfio_rankfile *reserved, char *msg, size_t msglen);
+
+/* Gives up the reservation of ranks [first, first+n) and closes rf; removes
+ * the file as mdfio_rankfile_release does when nobody else holds it. */
+void mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			      uint32_t n, int (*keep)(void *arg), void *arg);
 
 /* Waits until every rank of the run has arrived to enter phase (a name that
  * must be the same for all: ranks entering different phases fail the

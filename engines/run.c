@@ -83,6 +83,16 @@ int mdfio_describe_rank(struct thread_data *td)
 	return 0;
 }
 
+int mdfio_reserve_run(struct thread_data *td)
+{
+	struct mdfio_world w;
+	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX];
+
+	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
+		return 1;
+	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host);
+}
+
 /* Appends to msg the hosts of hosts= none of whose ranks is claimed. */
 static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 			       char *msg, size_t msglen)
@@ -114,8 +124,9 @@ int mdfio_join_run(struct mdfio_job *j)
 	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
 		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
-	if (mdfio_rankfile_claim(&j->rankfile, j->root_fd, j->rank, j->ranks,
-				 j->per_host, j->host, msg, sizeof(msg))) {
+	if (mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
+					  j->per_host, j->host, mdfio_reservation(j->root),
+					  msg, sizeof(msg))) {
 		close(j->root_fd);
 		j->root_fd = -1;
 		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);

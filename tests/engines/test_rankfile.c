@@ -249,6 +249,47 @@ int main(void)
 	mdfio_rankfile_release(&a, fd, NULL, NULL);
 	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone");
 
+	/* a fio's reservation of its ranks: its own jobs claim them through it,
+	 * another fio can neither reserve nor claim them, and the file goes
+	 * when the reservation, the last holder, is given up */
+	{
+		struct mdfio_rankfile res, c;
+
+		CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 2, "hostA", msg, sizeof(msg)), "reserve: %s", msg);
+		child = fork();
+		if (!child) {
+			int cfd = dirfd_of(dir);
+			char m[256];
+
+			if (!mdfio_rankfile_reserve(&b, cfd, 1, 2, "hostB", m, sizeof(m)))
+				_exit(2);
+			snprintf(msg, sizeof(msg), "another fio run is using this namespace (rank 1: host hostA, fio pid %ld)",
+				 (long)getppid());
+			if (strcmp(m, msg))
+				_exit(3);
+			if (!mdfio_rankfile_claim(&b, cfd, 0, 2, 2, "hostB", m, sizeof(m)))
+				_exit(4);
+			snprintf(msg, sizeof(msg), "another fio run is using this namespace (rank 0: host hostA, fio pid %ld)",
+				 (long)getppid());
+			_exit(strcmp(m, msg) ? 5 : 0);
+		}
+		waitpid(child, &status, 0);
+		CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "another fio is refused: %d", WEXITSTATUS(status));
+		child = fork();
+		if (!child) {
+			/* a job of the reserving fio, forked from it */
+			if (mdfio_rankfile_claim_reserved(&c, fd, 1, 2, 2, "hostA", &res, msg, sizeof(msg)))
+				_exit(2);
+			mdfio_rankfile_release(&c, fd, NULL, NULL);
+			_exit(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0) ? 3 : 0);
+		}
+		waitpid(child, &status, 0);
+		CHECK(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "its own job claims, and the file stays while reserved: %d", WEXITSTATUS(status));
+		mdfio_rankfile_unreserve(&res, fd, 0, 2, NULL, NULL);
+		CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone with the reservation");
+	}
+
 	/* never through a symlink, never a foreign file */
 	CHECK(!symlinkat("/etc/passwd", fd, MDFIO_RANKFILE_NAME), "symlink");
 	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) && strstr(msg, "symlink"),

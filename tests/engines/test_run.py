@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -159,7 +160,8 @@ def test_two_runs_on_one_root_never_precreate_twice(servers, tmpfs, tmp_path):
     assert ok.count(True) <= 1, [r.messages for r in runs]
     for r, good in zip(runs, ok):
         if not good:
-            assert re.search(r"is taken by a live fio|already exists|did not join", r.messages), r.messages
+            assert re.search(r"another fio run is using this namespace|already exists|did not join",
+                             r.messages), r.messages
     assert namespace(tmpfs) in ({}, expected(4, D, 0, 2000))
     if any(ok):
         assert namespace(tmpfs) == expected(4, D, 0, 2000)
@@ -180,7 +182,8 @@ def test_a_listed_host_that_never_starts_stops_every_rank_before_anything_is_mad
 def test_two_hosts_with_one_name_are_refused(servers, tmpfs, tmp_path):
     hosts = servers(2, names=["host1", "host1"])
     run = client(hosts, job(["precreate"], tmpfs, ["host1", "host2"], 2), tmp_path, check=False)
-    assert re.search(r"rank [01] is taken by a live fio \(host host1, pid \d+\)", run.messages), run.messages
+    assert re.search(r"another fio run is using this namespace \(rank [01]: host host1, fio pid \d+\)",
+                     run.messages), run.messages
     assert "ranks 2-3 of 4 did not join within 5 s; no rank of host host2 has started" in run.messages
     assert os.listdir(tmpfs) == []
 
@@ -293,9 +296,52 @@ def test_a_second_fio_cannot_take_the_ranks_of_a_live_run(tmpfs, tmp_path):
     _, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0, err
     assert cleanup.rc != 0
-    assert re.search(r"rank [01] is taken by a live fio \(host \S+, pid \d+\): another fio run is using this "
-                     r"namespace", cleanup.stderr), cleanup.stderr
+    assert cleanup.mdfio_lines() == [
+        f"mdfio: {tmpfs}: host {socket.gethostname()}: another fio run is using this namespace "
+        f"(rank 0: host {socket.gethostname()}, fio pid {proc.pid})"], cleanup.stderr
     assert namespace(tmpfs) == expected(2, D, 20000, 20000)
+
+
+def test_no_other_fio_runs_between_the_phases_of_a_live_run(tmpfs, tmp_path):
+    """Between two stonewalled sections no job of a fio holds its ranks; its
+    fio does, until it exits. A cleanup started in that gap is refused,
+    naming the live fio, and the run ends with every phase done; once it
+    has exited the same cleanup runs."""
+    opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
+    text = mdfio.fio.jobfile(["precreate", "benchmark"], tmpfs, engine_path("null"), **opts)
+    # a second benchmark that fio starts only after a pause
+    text += "\n[benchmark-2]\nstonewall\nstartdelay=4\nphase=benchmark\nrepeat=2\nrepeats=2\n"
+    live = tmp_path / "live.fio"
+    live.write_text(text)
+    proc = subprocess.Popen(["fio", "--output-format=json", f"--output={tmp_path}/live.json", str(live)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=fio_env())
+    try:
+        deadline = time.monotonic() + 30
+        # the gap: the first benchmark is over everywhere, the second has not begun
+        def text(name):
+            try:
+                return (tmpfs / name).read_text()
+            except FileNotFoundError:
+                return ""
+        while text("mdfio.status").count(f"ready {I}") < 2 or "benchmark-1" not in text("mdfio.ranks"):
+            assert time.monotonic() < deadline and proc.poll() is None, "the first benchmark did not end"
+            time.sleep(0.01)
+        cleanup = tmp_path / "cleanup.fio"
+        cleanup.write_text(mdfio.fio.jobfile(["cleanup"], tmpfs, engine_path("null"), join_timeout=1, **opts))
+        refused = mdfio.fio.run(cleanup, env=fio_env(), timeout=TIMEOUT)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert refused.rc != 0
+    assert refused.mdfio_lines() == [
+        f"mdfio: {tmpfs}: host {socket.gethostname()}: another fio run is using this namespace "
+        f"(rank 0: host {socket.gethostname()}, fio pid {proc.pid})"], refused.stderr
+    assert proc.returncode == 0, err
+    status = (tmpfs / "mdfio.status").read_text()
+    assert status.count(f"ready {2 * I}") == 2, status
+    mdfio.fio.run(cleanup, env=fio_env(), timeout=TIMEOUT)
+    assert os.listdir(tmpfs) == []
 
 
 def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):

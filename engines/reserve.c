@@ -1,0 +1,134 @@
+/* fio's main process holds the ranks it runs on each root from the setup of
+ * its first job (mdfio_rankfile_reserve) until the last of its jobs on that
+ * root has ended, so that no other fio run can take them between two of its
+ * phases, where no job of it holds them. Its jobs, forked from it or its
+ * threads, claim their ranks through its open file, and the last one gives
+ * the reservation up: fio has no hook in its main process after the jobs,
+ * and a fio server's run ends in _exit(). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "job.h"
+
+/* Roots one fio runs jobs on: more is refused with one line. */
+#define MDFIO_ROOTS_MAX 16
+
+struct reservation {
+	char root[PATH_MAX];
+	int dirfd;
+	uint32_t first, n;
+	int refused;		/* said once; every job of the root refuses */
+	struct mdfio_rankfile rf;
+};
+
+static struct reservation held[MDFIO_ROOTS_MAX];
+static unsigned int nr_held;
+/* jobs of each root not ended yet: shared by the processes fio forks */
+static unsigned int *jobs_left;
+
+static struct reservation *find(const char *root)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_held; i++)
+		if (!strcmp(held[i].root, root))
+			return &held[i];
+	return NULL;
+}
+
+/* The jobs (clones included) that will run on td's root, each of which
+ * ends through mdfio_job_ended. Another mdfio engine on the same root is
+ * refused: it would keep a reservation of its own, and its jobs would find
+ * the root taken by this one's. */
+static int count_jobs(struct thread_data *td, unsigned int *n)
+{
+	struct thread_data *t;
+	int i;
+
+	*n = 0;
+	for_each_td(t, i) {
+		if (!t->o.directory || strcmp(t->o.directory, td->o.directory) ||
+		    !t->io_ops || strncmp(t->io_ops->name, "mdfio-", 6))
+			continue;
+		if (t->io_ops != td->io_ops)
+			return mdfio_error("directory=%s: jobs %s and %s use different mdfio engines (%s, %s); run each engine in a fio of its own",
+					   td->o.directory, td->o.name, t->o.name, td->io_ops->name,
+					   t->io_ops->name);
+		(*n)++;
+	}
+	return 0;
+}
+
+int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
+			const char *host)
+{
+	const char *root = td->o.directory;
+	struct reservation *res;
+	char msg[1024];
+
+	/* a job set up in its own process (create_serialize=0) claims its
+	 * rank only for its phase, as a fio without this does */
+	if (td->pid || !root || !*root)
+		return 0;
+	res = find(root);
+	if (res)
+		return res->refused;
+	if (nr_held == MDFIO_ROOTS_MAX)
+		return mdfio_error("directory=%s: one fio runs mdfio jobs on at most %d roots",
+				   root, MDFIO_ROOTS_MAX);
+	if (!jobs_left) {
+		jobs_left = mmap(NULL, sizeof(*jobs_left) * MDFIO_ROOTS_MAX, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (jobs_left == MAP_FAILED) {
+			jobs_left = NULL;
+			return mdfio_error("cannot map the job counts: %s", strerror(errno));
+		}
+	}
+	res = &held[nr_held];
+	snprintf(res->root, sizeof(res->root), "%s", root);
+	res->rf.fd = -1;
+	if (count_jobs(td, &jobs_left[nr_held]))
+		return 1;
+	res->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (res->dirfd < 0)
+		return 0;	/* the job's own checks name it */
+	nr_held++;
+	res->first = first;
+	res->n = n;
+	if (!mdfio_rankfile_reserve(&res->rf, res->dirfd, first, n, host, msg, sizeof(msg)))
+		return 0;
+	res->refused = 1;
+	return mdfio_error("%s: host %s: %s", root, host, msg);
+}
+
+const struct mdfio_rankfile *mdfio_reservation(const char *root)
+{
+	const struct reservation *res = find(root);
+
+	return res && res->rf.fd >= 0 ? &res->rf : NULL;
+}
+
+static int status_left(void *arg)
+{
+	const struct reservation *res = arg;
+
+	return !faccessat(res->dirfd, MDFIO_STATUS_NAME, F_OK, AT_SYMLINK_NOFOLLOW);
+}
+
+void mdfio_job_ended(const char *root)
+{
+	struct reservation *res;
+
+	if (!root || !(res = find(root)) || res->rf.fd < 0)
+		return;
+	if (__atomic_sub_fetch(&jobs_left[res - held], 1, __ATOMIC_SEQ_CST))
+		return;
+	/* the last job of this fio on the root: its open file is fio's, so
+	 * this gives fio's reservation up */
+	mdfio_rankfile_unreserve(&res->rf, res->dirfd, res->first, res->n, status_left, res);
+}
