@@ -14,8 +14,17 @@ def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
             prefix=["strace", "-f", "-qq", "-o", str(trace), "-e",
                     "trace=newfstatat,stat,statx,openat,read,write,close,unlink,unlinkat"])
     root = str(tmpfs)
-    calls, fds = [], set()
+    calls, fds, pending = [], set(), {}
     for line in trace.read_text().splitlines():
+        # a call another thread of the process interrupts is split in two
+        # lines: "PID name(args <unfinished ...>", "PID <... name resumed>rest"
+        m = re.match(r"(\d+)\s+(.*) <unfinished \.\.\.>$", line)
+        if m:
+            pending[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"(\d+)\s+<\.\.\. \w+ resumed>(.*)$", line)
+        if m and m.group(1) in pending:
+            line = f"{m.group(1)} {pending.pop(m.group(1))}{m.group(2)}"
         m = re.match(r"\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
         if not m:
             continue
