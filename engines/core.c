@@ -289,7 +289,7 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 		else
 			mdfio_add_clat(td, dd, ns, j->size);
 		if (j->log[op])
-			mdfio_oplog_row(j->log[op], start - j->log_t0, ns);
+			mdfio_oplog_row(j->log[op], start - j->t0, ns);
 		return;
 	}
 	if (dd != DDIR_SYNC)
@@ -381,6 +381,15 @@ void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 		  " (it holds files mdfio did not expect; they were left alone)" : "");
 }
 
+/* The phase's exact time, from its first unit's start to its last unit's
+ * end (md-workbench's per-rank T), as the one submission-latency sample of
+ * its slot: fio's runtime has whole milliseconds, and the slot's slat is
+ * otherwise unused (see docs/engines.md). */
+static void record_phase_time(struct thread_data *td, struct mdfio_job *j)
+{
+	add_slat_sample(td, j->ph->ddir, mdfio_now() - j->t0, 0, 0, 0);
+}
+
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 {
 	if (j->recover) {
@@ -389,6 +398,7 @@ void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 		for (d = 0; d < j->datasets; d++)
 			mdfio_remove_dataset(td, j, d);
 	}
+	record_phase_time(td, j);
 	td->done = 1;
 }
 
@@ -409,7 +419,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 		return NULL;
 	}
 	if (!k)
-		j->log_t0 = mdfio_now();
+		j->t0 = mdfio_now();
 	j->next++;
 	if (j->recover) {
 		mdfio_recover_one(td, j, io_u);

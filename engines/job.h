@@ -119,7 +119,8 @@ struct mdfio_job {
 	/* per-operation latency log (md-workbench -L), streamed */
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
-	uint64_t log_iter, log_t0;
+	uint64_t log_iter;
+	uint64_t t0;		/* ns: the phase began (its first unit started) */
 	/* units per io_u of a synchronous interface, and a failed unit
 	 * waiting for an io_u of its own (see engine_queue) */
 	unsigned int per_io_u;
