@@ -102,3 +102,22 @@ def test_nr_ios_fio_counts_what_stock_fio_counts(tmp_path, nr_ios_fio):
     cleanup = seen["nr-ios"][2][0][0]
     assert cleanup["trim"] == (D * P, (D * P - 2) * S, 2, D * P - 2)
     assert any("2 delete errors" in l for l in seen["nr-ios"][2][1])
+
+
+def test_each_rank_gives_its_exact_phase_time(tmpfs, tmp_path):
+    """slat_ns of a phase's slot: one sample per rank, at least the sum of
+    its operations' times (mdfio-posix runs them one after another) and at
+    most fio's runtime, which is whole milliseconds rounded up."""
+    run = run_fio(job(["precreate", "benchmark", "cleanup"], tmpfs, numjobs=2, datasets=2,
+                      precreate_per_set=50, steps_per_set=20, bs=100), tmp_path, check=True)
+    slots = {"precreate-0": "write", "benchmark-1": "read", "cleanup-2": "trim"}
+    for name, slot in slots.items():
+        for j in run.jobs(name):
+            t = j[slot]["slat_ns"]
+            assert (t["N"], t["min"], t["mean"]) == (1, t["max"], t["max"]), t
+            ops = sum(j[s][k]["mean"] * j[s][k]["N"] for s, k in
+                      (("write", "clat_ns"), ("read", "clat_ns"), ("trim", "clat_ns"), ("sync", "lat_ns"))
+                      if j[s][k]["N"])
+            assert ops <= t["max"] <= j[slot]["runtime"] * 1e6, (name, ops, t, j[slot]["runtime"])
+            others = [s for s in ("write", "read", "trim") if s != slot]
+            assert all(j[s]["slat_ns"]["N"] == 0 for s in others)
