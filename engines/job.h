@@ -186,6 +186,9 @@ int mdfio_phase_precheck(struct mdfio_job *j);
  * it for a precreate). Each prints one line and returns 1 on a refusal. */
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
 int mdfio_commit_phase(struct mdfio_job *j);
+/* Whether a namespace is left: a status file mdfio can read. The rank file
+ * stays as long as there is one. */
+int mdfio_namespace_left(const char *status_path);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 
 /* latency_log.c */

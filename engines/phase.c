@@ -286,3 +286,18 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	return last;
 }
 
+
+int mdfio_namespace_left(const char *status_path)
+{
+	struct mdfio_status st;
+	char msg[256];
+	int fd, ok;
+
+	if (mdfio_status_lock(status_path, &fd))
+		return 0;
+	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
+	if (ok)
+		mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+	return ok;
+}

@@ -113,23 +113,13 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 	return res && res->rf.fd >= 0 ? &res->rf : NULL;
 }
 
-/* Whether the root holds a namespace (a status file mdfio can read), for
- * which the rank file stays. */
 static int status_left(void *arg)
 {
 	const struct reservation *res = arg;
-	struct mdfio_status st;
-	char path[PATH_MAX], msg[256];
-	int fd, ok;
+	char path[PATH_MAX];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", res->root, MDFIO_STATUS_NAME) >= sizeof(path) ||
-	    mdfio_status_lock(path, &fd))
-		return 0;
-	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
-	if (ok)
-		mdfio_status_free(&st);
-	mdfio_status_unlock(fd);
-	return ok;
+	return (size_t)snprintf(path, sizeof(path), "%s/%s", res->root, MDFIO_STATUS_NAME) < sizeof(path) &&
+	       mdfio_namespace_left(path);
 }
 
 void mdfio_job_ended(const char *root)

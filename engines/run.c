@@ -166,21 +166,9 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 	return 0;
 }
 
-/* Whether the root holds a namespace: a status file mdfio can read. */
 static int namespace_left(void *arg)
 {
-	struct mdfio_job *j = arg;
-	struct mdfio_status st;
-	char msg[256];
-	int fd, ok;
-
-	if (mdfio_status_lock(j->status_path, &fd))
-		return 0;
-	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
-	if (ok)
-		mdfio_status_free(&st);
-	mdfio_status_unlock(fd);
-	return ok;
+	return mdfio_namespace_left(((struct mdfio_job *)arg)->status_path);
 }
 
 void mdfio_leave_run(struct mdfio_job *j)
