@@ -138,7 +138,7 @@ static int engine_init(struct thread_data *td)
 
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
-	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1)))
+	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1), be->direct))
 		return 1;
 	/* with I <= P every object a step reads existed before the phase
 	 * began, whatever the iodepth; beyond, a step reads what another
@@ -146,9 +146,6 @@ static int engine_init(struct thread_data *td)
 	if (eo->steps > eo->precreate && mdfio_phases[eo->phase - 1].per_set_is_steps)
 		return mdfio_error("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
-	if (td->o.odirect && !be->direct)
-		return mdfio_error("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
-				 be->name);
 	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
 		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
 				 td->o.directory);

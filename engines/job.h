@@ -131,7 +131,14 @@ extern const char *const mdfio_op_names[MDFIO_OP_NR];
 
 /* options.c */
 extern const struct fio_option mdfio_core_options[];
-int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
+/* fio's own options a job was given, against the table in fio_options.c:
+ * one line "mdfio: ..." and 1 for the first one refused. Checked when fio
+ * parses the job's phase= (a refusal then stops fio before any job runs),
+ * and at job start, once per job rather than per clone. direct: whether
+ * the backend opens objects with O_DIRECT. */
+int mdfio_check_given_options(const struct thread_data *td, enum mdfio_phase ph);
+int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
+			    int direct);
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
 /* copies the value of a "value|default" option into out; one line and 1
  * if it does not fit */
