@@ -75,6 +75,8 @@ static void set_units(struct thread_data *td, uint64_t units)
 	td->total_io_size = bytes;
 }
 
+static const struct mdfio_backend *backend;
+
 static int engine_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
@@ -82,6 +84,10 @@ static int engine_setup(struct thread_data *td)
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
+	/* one job's refused option stops every mdfio job of the run here,
+	 * before any of them starts */
+	if (mdfio_check_run(td, backend->direct))
+		return 1;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
 	return mdfio_describe_rank(td);
@@ -119,8 +125,6 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 	}
 	return 0;
 }
-
-static const struct mdfio_backend *backend;
 
 /* Units a synchronous io_u carries where fio counts several I/Os per io_u
  * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch):

@@ -116,7 +116,7 @@ static int cb_phase(void *data, const char *s)
 		 * options after its own, so every fio option this job was
 		 * given is known: a refusal here stops fio before any job
 		 * runs (a section that takes phase= from [global] is checked
-		 * at job start) */
+		 * by mdfio_check_run) */
 		if (!fio_option_is_set(&td->o, td_ddir))
 			td->o.td_ddir = mdfio_phases[ph].rw;
 		return mdfio_check_given_options(td, ph);
@@ -370,6 +370,45 @@ int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
 	if (!td->subjob_number)
 		mdfio_error("%s", c.msg);
 	return 1;
+}
+
+/* An mdfio job of this fio's run: its phase (0 if unset), or -1 for a job
+ * of another engine. Every mdfio engine's options begin with struct
+ * mdfio_options. */
+static int mdfio_job_phase(const struct thread_data *t)
+{
+	if (!t->io_ops || strncmp(t->io_ops->name, "mdfio-", 6) || !t->eo)
+		return -1;
+	return (int)((const struct mdfio_options *)t->eo)->phase;
+}
+
+int mdfio_check_run(const struct thread_data *td, int direct)
+{
+	struct thread_data *t;
+	int i, bad = 0;
+
+	for_each_td(t, i) {
+		/* another engine's backend is checked by that engine */
+		struct mdfio_check c = { .direct = t->io_ops == td->io_ops ? direct : -1 };
+		int ph = mdfio_job_phase(t);
+
+		if (ph < 0 || t->subjob_number)
+			continue;
+		c.engine = t->io_ops->name;
+		if (!ph) {
+			why(c.msg, sizeof(c.msg), "phase= is required: precreate, benchmark or cleanup");
+		} else {
+			c.ph = (enum mdfio_phase)(ph - 1);
+			if (!refused(&t->o, 1, &c))
+				continue;
+		}
+		/* the job refused says so, once; every other one fails
+		 * quietly, so that no job of the run touches the namespace */
+		if (t == td)
+			mdfio_error("%s", c.msg);
+		bad = 1;
+	}
+	return bad;
 }
 
 uint64_t mdfio_phase_units(const struct mdfio_options *eo)
