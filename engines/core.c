@@ -75,6 +75,8 @@ static void set_units(struct thread_data *td, uint64_t units)
 	td->total_io_size = bytes;
 }
 
+static const struct mdfio_backend *backend;
+
 static int engine_setup(struct thread_data *td)
 {
 	struct mdfio_options *eo = td->eo;
@@ -82,6 +84,10 @@ static int engine_setup(struct thread_data *td)
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
+	/* one job's refused option stops every mdfio job of the run here,
+	 * before any of them starts */
+	if (mdfio_check_run(td, backend->direct))
+		return 1;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
 	return mdfio_check_jobfile(td) || mdfio_describe_rank(td) || mdfio_reserve_run(td);
@@ -120,8 +126,6 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 	return 0;
 }
 
-static const struct mdfio_backend *backend;
-
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j,
 			const struct mdfio_options *eo)
@@ -158,7 +162,7 @@ static int engine_init(struct thread_data *td)
 
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
-	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1)))
+	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1), be->direct))
 		return 1;
 	/* with I <= P every object a step reads existed before the phase
 	 * began, whatever the iodepth; beyond, a step reads what another
@@ -166,9 +170,6 @@ static int engine_init(struct thread_data *td)
 	if (eo->steps > eo->precreate && mdfio_phases[eo->phase - 1].per_set_is_steps)
 		return mdfio_error("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
-	if (td->o.odirect && !be->direct)
-		return mdfio_error("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
-				 be->name);
 	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
 		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
 				 td->o.directory);
@@ -239,8 +240,7 @@ static int engine_init(struct thread_data *td)
 	td->o.disable_slat = td->o.disable_bw = 1;
 	td->ts_cache_mask = FIO_GTOD_REDUCE_TS_CACHE_MASK;
 	j->units = mdfio_phase_units(eo);
-	/* fio thinks after each io_u: batched units would think less */
-	j->per_io_u = be->sync && !td->o.thinktime ? units_per_io_u : 1;
+	j->per_io_u = be->sync ? units_per_io_u : 1;
 	if (j->ph->removes_datasets) {
 		uint32_t d;
 

@@ -135,7 +135,18 @@ extern const char *const mdfio_op_names[MDFIO_OP_NR];
 
 /* options.c */
 extern const struct fio_option mdfio_core_options[];
-int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph);
+/* fio's own options a job was given, against the table in fio_options.c:
+ * one line "mdfio: ..." and 1 for the first one refused. Checked when fio
+ * parses the job's phase= (a refusal then stops fio before any job runs);
+ * in fio's main process before any job starts, for every mdfio job of the
+ * run (the job refused prints its line, the others fail quietly: nothing
+ * of the run touches the namespace); and at job start, once per job rather
+ * than per clone, for a job set up in its own process. direct: whether the
+ * backend opens objects with O_DIRECT. */
+int mdfio_check_given_options(const struct thread_data *td, enum mdfio_phase ph);
+int mdfio_check_run(const struct thread_data *td, int direct);
+int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
+			    int direct);
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
 /* In fio's main process: refuses (one line for all, 1 for every job of the
  * root) a jobfile without a benchmark section for each repeat it wants */

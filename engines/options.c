@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fio_options.h"
 #include "job.h"
 
 #define MDFIO_REPEATS_MAX 1000000
@@ -130,13 +131,14 @@ static int cb_phase(void *data, const char *s)
 		opts_of(data)->phase = ph + 1;
 		if (!td)
 			return 0;
-		/* the phase owns the headline direction (fio parses engine
-		 * options last, so a contradicting rw= is already known) */
-		if (fio_option_is_set(&td->o, td_ddir) && td->o.td_ddir != mdfio_phases[ph].rw)
-			return mdfio_error("phase=%s reports its count as rw=%s; remove the rw= option",
-					 v, mdfio_phases[ph].rw_name);
-		td->o.td_ddir = mdfio_phases[ph].rw;
-		return 0;
+		/* the phase owns the headline direction. fio parses engine
+		 * options after its own, so every fio option this job was
+		 * given is known: a refusal here stops fio before any job
+		 * runs (a section that takes phase= from [global] is checked
+		 * by mdfio_check_run) */
+		if (!fio_option_is_set(&td->o, td_ddir))
+			td->o.td_ddir = mdfio_phases[ph].rw;
+		return mdfio_check_given_options(td, ph);
 	}
 	return mdfio_error("phase=%s: expected precreate, benchmark or cleanup", s);
 }
@@ -220,35 +222,212 @@ const struct fio_option mdfio_core_options[] = {
 	{ .name = NULL },
 };
 
-int mdfio_check_fio_options(struct thread_data *td, enum mdfio_phase ph)
+/* fio marks each of its options a job was given, in the job's section, in
+ * [global] or on the command line: one bit per entry of fio_options[] in
+ * td->o.set_options (what fio_option_is_set() reads). What the engine sets
+ * itself (numjobs, bs, directory, rw, continue_on_error, disable_*) is not
+ * marked. */
+static int given(const struct thread_options *o, unsigned int i)
 {
-	struct thread_options *o = &td->o;
-	enum fio_ddir dd = mdfio_phases[ph].ddir;
+	const unsigned int bits = 8 * sizeof(o->set_options[0]);
 
-	/* a job section's rw= can contradict a phase= from [global] */
-	if (o->td_ddir != mdfio_phases[ph].rw)
-		return mdfio_error("phase=%s needs rw=%s (its count is reported in fio's '%s' section); leave rw unset",
-				 mdfio_phase_name(ph), mdfio_phases[ph].rw_name, mdfio_phases[ph].rw_name);
-	if (o->min_bs[dd] != o->max_bs[dd] || o->bs[dd] != o->min_bs[dd])
-		return mdfio_error("bs must be one fixed size (the object size), not a range");
-	/* fio has set size itself by now (setup runs first), so ask the
-	 * parser whether the user gave it */
-	if (fio_option_is_set(o, size) || fio_option_is_set(o, io_size))
-		return mdfio_error("size/io_size must not be set: the phase decides how many objects and steps there are");
-	if (o->timeout || o->time_based)
-		return mdfio_error("runtime/time_based must not be set: a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead");
-	if (o->number_ios)
-		return mdfio_error("number_ios must not be set: use steps_per_set");
-	if (o->loops > 1)
-		return mdfio_error("loops must be 1: repeat the benchmark as separate job sections separated by stonewall");
-	if (o->nr_files > 1)
-		return mdfio_error("nrfiles must be 1: objects are not fio files");
-	if (!o->directory || !*o->directory)
-		return mdfio_error("directory= (or root=) is required: the namespace root");
-	if (strchr(o->directory, ':'))
-		return mdfio_error("directory=%s: one directory only (no ':' list)",
-				 o->directory);
+	return (o->set_options[i / bits] >> (i % bits)) & 1;
+}
+
+/* The line of a refusal, without "mdfio: ". Returns 1. */
+static int why(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int why(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* bs: the object size, one for every direction; a range or list leaves
+ * the directions (or min and max, once fio has set them) apart */
+static int one_size(const struct thread_options *o)
+{
+	int d;
+
+	for (d = 0; d < DDIR_RWDIR_CNT; d++)
+		if (o->bs[d] != o->bs[0] ||
+		    (o->min_bs[d] && o->min_bs[d] != o->bs[0]) ||
+		    (o->max_bs[d] && o->max_bs[d] != o->bs[0]))
+			return 0;
+	return 1;
+}
+
+/* Whether the value of an ALLOW_IF option is one the engine was checked
+ * with (the table's reason says which). direct: whether the backend opens
+ * objects with O_DIRECT (-1: not known yet). */
+static int value_ok(const struct thread_options *o, enum mdfio_value_check c,
+		    int direct)
+{
+	switch (c) {
+	case MDFIO_CHECK_BS:
+		return one_size(o);
+	case MDFIO_CHECK_DIRECTORY:
+		return !o->directory || !strchr(o->directory, ':');
+	case MDFIO_CHECK_ONE_LOOP:
+		return o->loops == 1;
+	case MDFIO_CHECK_ONE_FILE:
+		return o->nr_files == 1;
+	case MDFIO_CHECK_INLINE:
+		return o->io_submit_mode == IO_MODE_INLINE;
+	case MDFIO_CHECK_SERIALIZE:
+		return o->create_serialize != 0;
+	case MDFIO_CHECK_STATS:
+		return o->stats != 0;
+	case MDFIO_CHECK_CLAT_PERCENTILES:
+		return o->clat_percentiles != 0;
+	case MDFIO_CHECK_CLAT:
+		return !o->disable_clat;
+	case MDFIO_CHECK_LOG_AVG:
+		return o->log_avg_msec > 0;
+	case MDFIO_CHECK_BACKEND:
+		return !o->odirect || direct;
+	case MDFIO_CHECK_RW:		/* check_rw: it needs the phase */
+	case MDFIO_CHECK_NONE:
+		return 1;
+	}
 	return 0;
+}
+
+static int check_rw(const struct thread_options *o, enum mdfio_phase ph,
+		    char *msg, size_t len)
+{
+	const struct mdfio_phase_desc *p = &mdfio_phases[ph];
+
+	if (o->td_ddir != p->rw)
+		return why(msg, len, "rw: phase=%s reports its count as rw=%s; remove the rw= option",
+			   mdfio_phase_name(ph), p->rw_name);
+	if (o->ddir_seq_nr != 1 || o->ddir_seq_add)
+		return why(msg, len, "rw: a :N suffix makes fio skip units; remove it (phase=%s runs as rw=%s)",
+			   mdfio_phase_name(ph), p->rw_name);
+	return 0;
+}
+
+/* What the job is checked against: its phase, and whether its backend
+ * opens objects with O_DIRECT (-1: not known yet, when fio parses the
+ * job). */
+struct mdfio_check {
+	enum mdfio_phase ph;
+	int direct;
+	const char *engine;
+	char msg[1024];
+};
+
+/* Option fo, given: 1 and the refusal in c->msg if the engine does not
+ * accept it. pass 0 looks only for options refused whatever their value
+ * (and unknown ones), pass 1 at the values of the rest, so that bsrange is
+ * named as such, not as the bs it makes a range. */
+static int check_given(const struct thread_options *o, const struct fio_option *fo,
+		       int pass, struct mdfio_check *c)
+{
+	const struct mdfio_fio_option *e = mdfio_fio_option_find(fo->name, fo->prof_name);
+
+	if (!e)
+		return !pass && why(c->msg, sizeof(c->msg), "%s: not checked with mdfio (this fio is newer than the engine's table of its options); remove it",
+				    fo->name);
+	if (e->rule == MDFIO_REFUSE)
+		return !pass && why(c->msg, sizeof(c->msg), "%s must not be set: %s", e->name, e->reason);
+	if (e->rule != MDFIO_ALLOW_IF || !pass)
+		return 0;
+	if (e->check == MDFIO_CHECK_RW)
+		return check_rw(o, c->ph, c->msg, sizeof(c->msg));
+	if (value_ok(o, e->check, c->direct))
+		return 0;
+	if (e->check == MDFIO_CHECK_BACKEND)	/* buffered=0 is direct=1 */
+		return why(c->msg, sizeof(c->msg), "direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
+			   c->engine);
+	return why(c->msg, sizeof(c->msg), "%s: expected %s", e->name, e->reason);
+}
+
+/* 1 and the refusal in c->msg if a fio option o was given is refused;
+ * final: the options are complete (job start), so the engine's needs are
+ * checked too. */
+static int refused(const struct thread_options *o, int final, struct mdfio_check *c)
+{
+	unsigned int i;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < FIO_MAX_OPTS && fio_options[i].name; i++)
+			if (given(o, i) && check_given(o, &fio_options[i], pass, c))
+				return 1;
+	if (!final)
+		return 0;
+	/* root= sets directory without fio marking it */
+	if (!o->directory || !*o->directory)
+		return why(c->msg, sizeof(c->msg), "directory= (or root=) is required: the namespace root");
+	if (strchr(o->directory, ':'))
+		return why(c->msg, sizeof(c->msg), "directory=%s: one directory only (no ':' list)",
+			   o->directory);
+	return 0;
+}
+
+int mdfio_check_given_options(const struct thread_data *td, enum mdfio_phase ph)
+{
+	struct mdfio_check c = { .ph = ph, .direct = -1, .engine = td->io_ops->name };
+
+	return refused(&td->o, 0, &c) ? mdfio_error("%s", c.msg) : 0;
+}
+
+int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
+			    int direct)
+{
+	struct mdfio_check c = { .ph = ph, .direct = direct, .engine = td->io_ops->name };
+
+	if (!refused(&td->o, 1, &c))
+		return 0;
+	/* one line for the job, not one per clone (they check together) */
+	if (!td->subjob_number)
+		mdfio_error("%s", c.msg);
+	return 1;
+}
+
+/* An mdfio job of this fio's run: its phase (0 if unset), or -1 for a job
+ * of another engine. Every mdfio engine's options begin with struct
+ * mdfio_options. */
+static int mdfio_job_phase(const struct thread_data *t)
+{
+	if (!t->io_ops || strncmp(t->io_ops->name, "mdfio-", 6) || !t->eo)
+		return -1;
+	return (int)((const struct mdfio_options *)t->eo)->phase;
+}
+
+int mdfio_check_run(const struct thread_data *td, int direct)
+{
+	struct thread_data *t;
+	int i, bad = 0;
+
+	for_each_td(t, i) {
+		/* another engine's backend is checked by that engine */
+		struct mdfio_check c = { .direct = t->io_ops == td->io_ops ? direct : -1 };
+		int ph = mdfio_job_phase(t);
+
+		if (ph < 0 || t->subjob_number)
+			continue;
+		c.engine = t->io_ops->name;
+		if (!ph) {
+			why(c.msg, sizeof(c.msg), "phase= is required: precreate, benchmark or cleanup");
+		} else {
+			c.ph = (enum mdfio_phase)(ph - 1);
+			if (!refused(&t->o, 1, &c))
+				continue;
+		}
+		/* the job refused says so, once; every other one fails
+		 * quietly, so that no job of the run touches the namespace */
+		if (t == td)
+			mdfio_error("%s", c.msg);
+		bad = 1;
+	}
+	return bad;
 }
 
 uint64_t mdfio_phase_units(const struct mdfio_options *eo)

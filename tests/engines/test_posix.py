@@ -51,20 +51,19 @@ def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
 def test_nr_ios_fio_runs_up_to_16_units_per_io_u(tmpfs, tmp_path, nr_ios_fio, monkeypatch):
     """fio with io_u-nr-ios.patch counts several I/Os per io_u: mdfio-posix
     then runs up to 16 units per io_u (fio's --debug=io prints one 'queue'
-    line per io_u), except with thinktime, which fio applies per io_u."""
+    line per io_u)."""
     monkeypatch.setenv("PATH", path_first(nr_ios_fio))
     opts = dict(datasets=3, precreate_per_set=20, steps_per_set=5)
 
-    def io_us(phase, **extra):
+    def io_us(phase):
         jobfile = tmp_path / f"{phase}.fio"
-        jobfile.write_text(job([phase], tmpfs, **opts, **extra))
+        jobfile.write_text(job([phase], tmpfs, **opts))
         out = subprocess.run(["fio", "--debug=io", str(jobfile)], capture_output=True, text=True,
                              env=fio_env(), check=True).stdout
         return len(re.findall(r" queue: io_u ", out))
 
     assert io_us("precreate") == 4          # 60 creates
     assert io_us("benchmark") == 1          # 15 steps
-    assert io_us("benchmark", thinktime=1) == 15
     assert io_us("cleanup") == 4
     assert os.listdir(tmpfs) == []
 
