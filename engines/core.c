@@ -4,6 +4,7 @@
  * latency logs and recovery have files of their own (see job.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ static int engine_init(struct thread_data *td)
 	const struct mdfio_backend *be = backend;
 	struct mdfio_options *eo = td->eo;
 	struct mdfio_job *j;
-	struct stat sb;
+	int root_fd;
 
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
@@ -149,15 +150,23 @@ static int engine_init(struct thread_data *td)
 	if (td->o.odirect && !be->direct)
 		return mdfio_error("direct=1: %s does not open objects with O_DIRECT; use mdfio-aio",
 				 be->name);
-	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
+	/* the root is the user's: it may be reached through symlinks. All
+	 * the engine touches is found from this descriptor, one name at a
+	 * time, without following any */
+	root_fd = open(td->o.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0 && (errno == ENOENT || errno == ENOTDIR))
 		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
 				 td->o.directory);
-
+	if (root_fd < 0)
+		return mdfio_error("directory=%s: cannot open it: %s", td->o.directory, strerror(errno));
 	j = calloc(1, sizeof(*j));
-	if (!j)
+	if (!j) {
+		close(root_fd);
 		return mdfio_error("out of memory");
+	}
 	td->io_ops_data = j;
-	j->root_fd = -1;
+	j->root_fd = root_fd;
+	j->rankfile.fd = -1;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
 		/* a jobfile cannot vary its sections with the environment, so
 		 * spare repeat sections stand down: no step, no status change */
@@ -617,8 +626,8 @@ static void engine_cleanup(struct thread_data *td)
 		    j->log_prefix[0])
 			mdfio_merge_logs(j);
 	}
-	if (j->root_fd >= 0)
-		mdfio_leave_run(j);
+	mdfio_leave_run(j);
+	close(j->root_fd);
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	free(j->dset_paths);

@@ -2,6 +2,7 @@
  * after checking that the namespace is what the job expects, and leaves it
  * recording how far it got. Also the table of what each phase is. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,11 +111,13 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 
 int mdfio_phase_precheck(struct mdfio_job *j)
 {
+	struct stat sb;
 	char msg[512];
 	uint64_t pos;
 	int recover = 0;
 
-	if (j->ph->makes_datasets || !access(j->status_path, F_OK) || errno != ENOENT)
+	if (j->ph->makes_datasets ||
+	    !fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT)
 		return 0;
 	if (mdfio_status_enter(NULL, j->phase, j->rank, j->run, 0, &pos, &recover,
 			       msg, sizeof(msg)))
@@ -126,6 +129,7 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 {
 	struct mdfio_status st = { 0 };
+	struct stat sb;
 	char msg[512];
 	int fd, err, have, ret = 1;
 
@@ -134,14 +138,14 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 	if (j->ph->logs_before_status && mdfio_open_logs(j, repeat))
 		return 1;
 	for (;;) {
-		err = mdfio_status_lock(j->status_path, &fd);
+		err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
 		if (err != ENOENT || !j->ph->makes_datasets)
 			break;
 		/* first rank of a new namespace: check, then create */
 		if (namespace_clear(j, j->path, sizeof(j->path))) {
 			/* a sibling may have created the status (and its
 			 * datasets) since we looked: look again */
-			if (!access(j->status_path, F_OK))
+			if (!fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW))
 				continue;
 			mdfio_close_logs(j, 1);
 			return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
@@ -153,7 +157,7 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 			return mdfio_error("out of memory");
 		}
 		fill_status(j, &st);
-		err = mdfio_status_create(j->status_path, &st);
+		err = mdfio_status_create(j->root_fd, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST) {
 			mdfio_close_logs(j, 1);
@@ -162,8 +166,10 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		}
 	}
 	have = !err;
-	if (err && err != ENOENT)
-		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
+	if (err && err != ENOENT) {
+		mdfio_close_logs(j, 1);
+		return mdfio_error("%s: %s", j->status_path, msg);
+	}
 	if (have && mdfio_status_read(fd, &st, msg, sizeof(msg))) {
 		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
 		goto out;
@@ -209,9 +215,10 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	uint32_t r, cleaned = 0;
 	int fd, err, last;
 
-	err = mdfio_status_lock(j->status_path, &fd);
+	err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
 	if (err) {
-		mdfio_error("cannot reopen %s: %s", j->status_path, strerror(err));
+		mdfio_error("%s: %s", j->status_path,
+			    err == ENOENT ? "removed while the phase ran" : msg);
 		return 0;
 	}
 	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
@@ -236,7 +243,7 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
 			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks)
-		err = unlink(j->status_path) ? errno : 0;
+		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
 	else
 		err = mdfio_status_write(fd, &st);
 	if (err)

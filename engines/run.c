@@ -116,9 +116,6 @@ int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeou
 	snprintf(phase, sizeof(phase), "%s-%u", mdfio_phase_name(j->phase),
 		 j->ph->advances ? repeat : 0);
 
-	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j->root_fd < 0)
-		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
 	if (mdfio_rankfile_claim(&j->rankfile, j->root_fd, j->rank, j->ranks,
 				 j->per_host, j->host, msg, sizeof(msg)))
 		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
@@ -141,7 +138,7 @@ static int namespace_left(void *arg)
 	char msg[256];
 	int fd, ok;
 
-	if (mdfio_status_lock(j->status_path, &fd))
+	if (mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg)))
 		return 0;
 	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
 	if (ok)
@@ -153,6 +150,4 @@ static int namespace_left(void *arg)
 void mdfio_leave_run(struct mdfio_job *j)
 {
 	mdfio_rankfile_release(&j->rankfile, j->root_fd, namespace_left, j);
-	close(j->root_fd);
-	j->root_fd = -1;
 }

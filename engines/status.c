@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const char *const state_names[] = {
@@ -251,19 +252,19 @@ static int write_all(int fd, const char *buf, size_t len)
 	return ftruncate(fd, (off_t)len) ? errno : 0;
 }
 
-int mdfio_status_create(const char *path, const struct mdfio_status *st)
+int mdfio_status_create(int dirfd, const struct mdfio_status *st)
 {
-	char tmp[4200];
+	char tmp[64];
 	char *text;
 	int fd, err;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
-			     (long)getpid()) >= sizeof(tmp))
-		return ENAMETOOLONG;
+	/* the thread's id: clones running as threads share a pid */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", MDFIO_STATUS_NAME,
+		 (long)syscall(SYS_gettid));
 	text = mdfio_status_format(st);
 	if (!text)
 		return ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(text);
 		return errno;
@@ -274,27 +275,57 @@ int mdfio_status_create(const char *path, const struct mdfio_status *st)
 		err = errno;
 	close(fd);
 	/* link() fails with EEXIST instead of replacing: a concurrent clone or
-	 * a foreign file of that name is never overwritten */
-	if (!err && link(tmp, path))
+	 * a foreign file of that name (a symlink too) is never overwritten */
+	if (!err && linkat(dirfd, tmp, dirfd, MDFIO_STATUS_NAME, 0))
 		err = errno;
-	unlink(tmp);
+	unlinkat(dirfd, tmp, 0);
 	return err;
 }
 
-int mdfio_status_lock(const char *path, int *fd)
+int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 {
-	*fd = open(path, O_RDWR | O_CLOEXEC);
-	if (*fd < 0)
-		return errno;
-	while (flock(*fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int err = errno;
+	struct stat sb;
+	int err;
 
+	/* looked at first, so that nothing but a regular file is ever
+	 * opened (opening a device or a FIFO may act on it) */
+	if (fstatat(dirfd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+		if (err != ENOENT)
+			mdfio_reason(msg, msglen, "cannot look at it: %s", strerror(err));
+		return err;
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		mdfio_reason(msg, msglen, "a symlink, which mdfio never follows: refusing to touch it");
+		return ELOOP;
+	}
+	if (!S_ISREG(sb.st_mode))
+		goto not_regular;
+	*fd = openat(dirfd, MDFIO_STATUS_NAME, (shared ? O_RDONLY : O_RDWR) |
+		     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0) {
+		err = errno;
+		if (err != ENOENT)
+			mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
+		return err;
+	}
+	/* replaced between the look and the open */
+	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		goto not_regular;
+	}
+	while (flock(*fd, shared ? LOCK_SH : LOCK_EX)) {
+		if (errno != EINTR) {
+			err = errno;
 			close(*fd);
+			mdfio_reason(msg, msglen, "cannot lock it: %s", strerror(err));
 			return err;
 		}
 	}
 	return 0;
+not_regular:
+	mdfio_reason(msg, msglen, "not a regular file, so not mdfio's status file: refusing to touch it");
+	return EINVAL;
 }
 
 int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,

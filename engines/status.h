@@ -54,11 +54,15 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		       uint32_t rank, const char *run, uint64_t advance,
 		       uint64_t *pos, int *recover, char *msg, size_t msglen);
 
-/* File operations. create writes a new status atomically (temporary file +
- * link) and fails with EEXIST if one is there. lock opens and flock()s an
- * existing one (ENOENT if none); read/write operate on the locked fd. */
-int mdfio_status_create(const char *path, const struct mdfio_status *st);
-int mdfio_status_lock(const char *path, int *fd);
+/* File operations on the status in directory dirfd (the root), never
+ * through a symlink. create writes a new status atomically (temporary file +
+ * link, both in dirfd) and fails with EEXIST if one is there. lock opens and
+ * flock()s an existing one: 0, ENOENT if there is none, else an errno value
+ * with a one-line reason in msg (a symlink or anything but a regular file is
+ * refused); shared: read-only, a shared lock. read/write operate on the
+ * locked fd. */
+int mdfio_status_create(int dirfd, const struct mdfio_status *st);
+int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen);
 int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen);
 int mdfio_status_write(int fd, const struct mdfio_status *st);

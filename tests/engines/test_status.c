@@ -1,9 +1,11 @@
 /* The status file of engines/status.c: its text form, and the decision each
  * rank takes on entering a phase. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "status.h"
@@ -91,16 +93,17 @@ static void test_enter(void)
 
 static void test_file(void)
 {
-	char dir[] = "/tmp/mdfio-status-XXXXXX", path[256], msg[256];
+	char dir[] = "/tmp/mdfio-status-XXXXXX", victim[300], msg[256];
 	struct mdfio_status st = make(2, MDFIO_RS_READY, 7, "r"), back;
-	int fd;
+	struct stat sb;
+	int fd, dfd, vfd;
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/%s", dir, MDFIO_STATUS_NAME);
-	CHECK(mdfio_status_lock(path, &fd) == ENOENT, "lock missing");
-	CHECK(!mdfio_status_create(path, &st), "create");
-	CHECK(mdfio_status_create(path, &st) == EEXIST, "create twice");
-	CHECK(!mdfio_status_lock(path, &fd), "lock");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ENOENT, "lock missing");
+	CHECK(!mdfio_status_create(dfd, &st), "create");
+	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "create twice");
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
 	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 7, "read: %s", msg);
 	back.rank[1].pos = 1234567;
 	CHECK(!mdfio_status_write(fd, &back), "write");
@@ -108,8 +111,31 @@ static void test_file(void)
 	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "reread");
 	mdfio_status_unlock(fd);
 	mdfio_status_free(&back);
+	CHECK(!mdfio_status_lock(dfd, 1, &fd, msg, sizeof(msg)), "shared lock: %s", msg);
+	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "shared read");
+	CHECK(mdfio_status_write(fd, &back) != 0, "a shared lock writes");
+	mdfio_status_unlock(fd);
+	mdfio_status_free(&back);
+	CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0), "unlink");
+
+	/* never through a symlink, never anything but a regular file */
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	vfd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(write(vfd, "keep", 4) == 4, "victim");
+	close(vfd);
+	CHECK(!symlinkat("victim", dfd, MDFIO_STATUS_NAME), "symlink");
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ELOOP && strstr(msg, "symlink"),
+	      "a symlinked status: %s", msg);
+	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "created over a symlink");
+	CHECK(!stat(victim, &sb) && sb.st_size == 4, "the victim was written");
+	unlinkat(dfd, MDFIO_STATUS_NAME, 0);
+	unlink(victim);
+	CHECK(!mkfifoat(dfd, MDFIO_STATUS_NAME, 0644), "fifo");
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) && strstr(msg, "not a regular file"),
+	      "a FIFO: %s", msg);
+	unlinkat(dfd, MDFIO_STATUS_NAME, 0);
 	mdfio_status_free(&st);
-	unlink(path);
+	close(dfd);
 	CHECK(!rmdir(dir), "only the status file was left behind");
 }
 
