@@ -81,8 +81,8 @@ static int start_xfer(struct aio *a, struct mdfio_unit *u)
 	struct mdfio_req *r = &u->req;
 	int err;
 
-	s->fd = r->op == MDFIO_OP_READ ? mdfio_sys_open_read(r->path, a->oflags)
-				       : mdfio_sys_open_create(r->path, a->oflags);
+	s->fd = r->op == MDFIO_OP_READ ? mdfio_sys_open_read(r->dfd, r->name, a->oflags)
+				       : mdfio_sys_open_create(r->dfd, r->name, a->oflags);
 	if (s->fd < 0) {
 		r->err = errno;
 		return 0;
@@ -163,7 +163,7 @@ static int probe_direct(struct aio *a, const char *root)
 
 	snprintf(path, sizeof(path), "%s/.mdfio-direct-probe-%ld", root,
 		 (long)syscall(SYS_gettid));
-	fd = mdfio_sys_open_create(path, O_DIRECT);
+	fd = mdfio_sys_open_create(AT_FDCWD, path, O_DIRECT);
 	if (fd < 0)
 		return mdfio_error("direct=1: cannot create a file with O_DIRECT in %s: %s",
 				 root, strerror(errno));

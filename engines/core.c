@@ -33,37 +33,6 @@ static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 
 /* ------------------------------------------------------------------ setup */
 
-static int build_paths(struct mdfio_job *j)
-{
-	/* each dataset path has room for an object's name after it */
-	size_t stride = MDFIO_OBJECT_PATH_MAX(strlen(j->root));
-	struct mdfio_dataset *all;
-	uint32_t d, k;
-
-	if (stride > sizeof(j->path))
-		return mdfio_error("directory=%s: path too long", j->root);
-	all = calloc((size_t)j->datasets * MDFIO_TARGET_NR, sizeof(*all));
-	j->dset_paths = malloc((size_t)j->datasets * MDFIO_TARGET_NR * stride);
-	j->dsets[MDFIO_OWN] = all;
-	if (!all || !j->dset_paths)
-		return mdfio_error("out of memory for %" PRIu32 " datasets", j->datasets);
-	j->dsets[MDFIO_READ_FROM] = all + j->datasets;
-	j->dsets[MDFIO_WRITE_TO] = all + 2 * (size_t)j->datasets;
-	for (d = 0; d < j->datasets; d++) {
-		j->dsets[MDFIO_OWN][d].rank = j->rank;
-		j->dsets[MDFIO_READ_FROM][d].rank = mdfio_read_rank(j->rank, d, j->offset, j->ranks);
-		j->dsets[MDFIO_WRITE_TO][d].rank = mdfio_write_rank(j->rank, d, j->offset, j->ranks);
-	}
-	for (k = 0; k < j->datasets * MDFIO_TARGET_NR; k++) {
-		struct mdfio_dataset *ds = &all[k];
-
-		ds->path = j->dset_paths + (size_t)k * stride;
-		ds->len = mdfio_dataset_path(ds->path, stride, j->root, ds->rank,
-					     k % j->datasets);
-	}
-	return 0;
-}
-
 static void set_units(struct thread_data *td, uint64_t units)
 {
 	uint64_t bytes = units * td->o.bs[DDIR_WRITE];	/* one size for all */
@@ -113,7 +82,7 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 		u->wbuf = (uint8_t *)u->rbuf + len;
 		memset(u->rbuf, 0, 2 * len);
 		memcpy(u->wbuf, j->ref, j->size);
-		u->req.path = u->path;
+		u->req.name = u->name;
 		u->req.size = j->size;
 		u->next_free = j->free_unit;
 		j->free_unit = u;
@@ -200,7 +169,7 @@ static int engine_init(struct thread_data *td)
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
 		return mdfio_error("directory=%s: path too long", j->root);
-	if (build_paths(j))
+	if (mdfio_datasets_build(j) || mdfio_datasets_fd_limit(td, j))
 		return 1;
 	j->ref = malloc(j->size);
 	if (!j->ref)
@@ -251,13 +220,14 @@ static int engine_init(struct thread_data *td)
 
 /* ------------------------------------------------------------------ units */
 
-/* The first error of an operation: kept for the report at the job's end. */
+/* The first error of an operation: kept for the report at the job's end
+ * (the only place an object's full path is made). */
 static void __attribute__((cold, noinline))
-count_error(struct mdfio_op_errors *c, int err, const char *path)
+count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *name)
 {
 	if (!c->count++) {
 		c->first_errno = err;
-		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
+		snprintf(c->first_path, sizeof(c->first_path), "%s/%s", dir, name);
 	}
 }
 
@@ -265,7 +235,7 @@ count_error(struct mdfio_op_errors *c, int err, const char *path)
  * calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
 account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
-	   uint64_t start, uint64_t end, int err, const char *path)
+	   uint64_t start, uint64_t end, int err, const char *dir, const char *name)
 {
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
@@ -283,32 +253,33 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	}
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
-	count_error(&j->op[op], err, path);
+	count_error(&j->op[op], err, dir, name);
 }
 
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path)
+		      const char *dir, const char *name)
 {
-	account_op(td, j, op, start, end, err, path);
+	account_op(td, j, op, start, end, err, dir, name);
 }
 
-/* u's object for request st: its path, and a create's header stamped (a
- * step's stat, read and delete share one object, so this runs only when the
- * object changes). */
+/* u's object for request st: its dataset and name, and a create's header
+ * stamped (a step's stat, read and delete share one object, so this runs
+ * only when the object changes). */
 static void aim(struct mdfio_job *j, struct mdfio_unit *u,
 		const struct mdfio_step *st)
 {
 	const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
 	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
 
-	memcpy(u->path, ds->path, ds->len);
-	mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
+	u->req.dfd = ds->fd;
+	u->dir = ds->path;
+	mdfio_object_name(u->name, idx);
 	if (st->op == MDFIO_OP_CREATE)
 		mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
 }
 
-/* u->req = request s of u's unit (its path and size are the unit's own,
+/* u->req = request s of u's unit (its name and size are the unit's own,
  * set once in make_units). Runs once per request: inlined into its two
  * callers. */
 static inline __attribute__((always_inline)) void
@@ -323,40 +294,6 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 	r->err = 0;
 	if (!s || st->target != st[-1].target)
 		aim(j, u, st);
-}
-
-static int make_datasets(struct thread_data *td, struct mdfio_job *j)
-{
-	uint32_t d;
-
-	for (d = 0; d < j->datasets; d++) {
-		const char *path = j->dsets[MDFIO_OWN][d].path;
-
-		if (mkdir(path, 0775)) {
-			j->dsets_err++;
-			td->ts.drop_io_u[op_ddir[MDFIO_OP_CREATE]]++;
-			return mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
-					 j->rank, path, strerror(errno));
-		}
-	}
-	return 0;
-}
-
-/* Dataset errors count as errors of the object operation beside them, so
- * that fio's JSON holds every error. */
-void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
-			  uint32_t d)
-{
-	const char *path = j->dsets[MDFIO_OWN][d].path;
-	int err = rmdir(path) ? errno : 0;
-
-	if (!err || (err == ENOENT && j->recover))
-		return;
-	j->dsets_err++;
-	td->ts.drop_io_u[op_ddir[MDFIO_OP_DELETE]]++;
-	mdfio_error("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
-		  path, strerror(err), err == ENOTEMPTY ?
-		  " (it holds files mdfio did not expect; they were left alone)" : "");
 }
 
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
@@ -393,7 +330,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 		mdfio_recover_one(td, j, io_u);
 		return NULL;
 	}
-	if (!k && j->ph->makes_datasets && make_datasets(td, j)) {
+	if (!k && j->ph->makes_datasets && mdfio_datasets_make(td, j)) {
 		/* cannot go on */
 		io_u->error = EIO;
 		td->done = 1;
@@ -446,7 +383,7 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 	     mdfio_pattern_check(u->rbuf, j->ref, j->size,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
-	account_op(td, j, r->op, r->t0, end_ns, err, r->path);
+	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
 	if (r->op == j->count_op)
@@ -630,8 +567,7 @@ static void engine_cleanup(struct thread_data *td)
 	close(j->root_fd);
 	if (report_errors(j) && !td->error)
 		td_verror(td, EIO, "mdfio");
-	free(j->dset_paths);
-	free(j->dsets[MDFIO_OWN]);
+	mdfio_datasets_free(j);
 	free(j->ref);
 	free(j->unit);
 	free(j->events);

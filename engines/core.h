@@ -17,6 +17,7 @@
 #include "fio.h"
 #include "optgroup.h"
 
+#include "namespace.h"
 #include "req.h"
 #include "status.h"
 
@@ -37,7 +38,8 @@ struct mdfio_unit {
 	int result;
 	uint64_t st_size;
 	struct mdfio_unit *next_free;
-	char path[PATH_MAX];
+	const char *dir;	/* req's dataset as a path: for messages only */
+	char name[MDFIO_OBJECT_NAME_MAX];	/* req.name points here */
 };
 
 /* One I/O interface: all an engine gives the core, which makes fio's

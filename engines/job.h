@@ -68,8 +68,11 @@ struct mdfio_op_errors {
 };
 
 struct mdfio_dataset {
-	char *path;
+	char *path;		/* "<root>/<rank>_<d>": for messages */
+	const char *name;	/* "<rank>_<d>": its name in the root */
 	size_t len;
+	int fd;			/* open for the phase, or -1 */
+	int fd_owner;		/* fd is this entry's to close (not a copy) */
 	uint32_t rank;
 	uint64_t objects_left;	/* cleanup: objects not yet deleted */
 };
@@ -98,8 +101,8 @@ struct mdfio_job {
 	struct mdfio_rankfile rankfile;
 	/* units of the phase: handed out, finished */
 	uint64_t units, next, finished;
-	/* for each target, each d's dataset (paths built once; a request only
-	 * appends the object) */
+	/* for each target, each d's dataset (names built once; a request
+	 * names only its object, in the dataset's descriptor) */
 	struct mdfio_dataset *dsets[MDFIO_TARGET_NR];
 	char *dset_paths;
 	char path[PATH_MAX];
@@ -125,6 +128,7 @@ struct mdfio_job {
 	uint32_t rec_d;
 	DIR *rec_dir;
 	uint64_t rec_found;	/* objects found in this pass over rec_dir */
+	char rec_name[MDFIO_OBJECT_NAME_MAX];	/* the object found last */
 };
 
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
@@ -162,12 +166,24 @@ uint64_t mdfio_count_objects(struct mdfio_job *j);
 void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 		       struct io_u *io_u);
 
-/* core.c */
-void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
-		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path);
+/* datasets.c: names, and the descriptors a phase's objects are found in */
+int mdfio_datasets_build(struct mdfio_job *j);
+/* Refuses (one line) datasets= beyond what the open-file limit allows,
+ * after raising its soft limit to the hard one if that is needed. */
+int mdfio_datasets_fd_limit(struct thread_data *td, struct mdfio_job *j);
+/* Opens the datasets the phase's units use (a precreate makes its own with
+ * mdfio_datasets_make instead); refuses, one line, one that is missing
+ * (but for a recovery), a symlink or not a directory. */
+int mdfio_datasets_open(struct mdfio_job *j);
+int mdfio_datasets_make(struct thread_data *td, struct mdfio_job *j);
 void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			  uint32_t d);
+void mdfio_datasets_free(struct mdfio_job *j);
+
+/* core.c: dir is the object's dataset as a path (for messages) */
+void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
+		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		      const char *dir, const char *name);
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j);
 
 #endif

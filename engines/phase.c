@@ -59,18 +59,21 @@ const struct mdfio_phase_desc mdfio_phases[] = {
 	},
 };
 
-/* Returns 0 if no dataset name of any rank exists yet, else writes the
- * first existing path into p. */
+/* Returns 0 if no dataset name of any rank exists yet (as anything: a
+ * symlink too), else writes the first existing path into p. */
 static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
 {
+	char name[MDFIO_DATASET_NAME_MAX];
 	struct stat sb;
 	uint32_t r, d;
 
 	for (r = 0; r < j->ranks; r++) {
 		for (d = 0; d < j->datasets; d++) {
-			mdfio_dataset_path(p, len, j->root, r, d);
-			if (!lstat(p, &sb) || errno != ENOENT)
+			mdfio_dataset_name(name, r, d);
+			if (!fstatat(j->root_fd, name, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT) {
+				mdfio_dataset_path(p, len, j->root, r, d);
 				return 1;
+			}
 		}
 	}
 	return 0;
@@ -182,6 +185,9 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		mdfio_error("%s: %s", j->root, msg);
 		goto out;
 	}
+	/* every dataset the units use, before anything is touched */
+	if (mdfio_datasets_open(j))
+		goto out;
 	/* the other phases' log names need the position; a log that cannot
 	 * be made leaves the status as it was */
 	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))

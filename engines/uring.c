@@ -92,14 +92,15 @@ static void prep_xfer(struct uring *ur, struct io_uring_sqe *sqe, int fd,
 static void prep_open(struct io_uring_sqe *sqe, struct mdfio_req *r, int direct,
 		      unsigned int slot)
 {
-	/* md-workbench's flags; a direct descriptor cannot be O_CLOEXEC */
-	int flags = r->op == MDFIO_OP_READ ? O_RDONLY
-					   : O_RDWR | O_CREAT | O_EXCL;
+	/* md-workbench's flags, never through a symlink; a direct descriptor
+	 * cannot be O_CLOEXEC */
+	int flags = (r->op == MDFIO_OP_READ ? O_RDONLY
+					    : O_RDWR | O_CREAT | O_EXCL) | O_NOFOLLOW;
 
 	if (direct)
-		io_uring_prep_openat_direct(sqe, AT_FDCWD, r->path, flags, 0664, slot);
+		io_uring_prep_openat_direct(sqe, r->dfd, r->name, flags, 0664, slot);
 	else
-		io_uring_prep_openat(sqe, AT_FDCWD, r->path, flags | O_CLOEXEC, 0664);
+		io_uring_prep_openat(sqe, r->dfd, r->name, flags | O_CLOEXEC, 0664);
 }
 
 /* Prepares the next submission of unit u's request. */
@@ -111,10 +112,11 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 
 	if (r->op == MDFIO_OP_STAT) {
 		sqe = sqe_for(ur, s, TAG_ONE);
-		io_uring_prep_statx(sqe, AT_FDCWD, r->path, 0, STATX_SIZE, &s->stx);
+		io_uring_prep_statx(sqe, r->dfd, r->name, AT_SYMLINK_NOFOLLOW, STATX_SIZE,
+				    &s->stx);
 	} else if (r->op == MDFIO_OP_DELETE) {
 		sqe = sqe_for(ur, s, TAG_ONE);
-		io_uring_prep_unlinkat(sqe, AT_FDCWD, r->path, 0);
+		io_uring_prep_unlinkat(sqe, r->dfd, r->name, 0);
 	} else if (ur->linked) {
 		sqe = sqe_for(ur, s, TAG_OPEN);
 		prep_open(sqe, r, 1, u->index);
