@@ -177,7 +177,7 @@ static int engine_init(struct thread_data *td)
 	mdfio_pattern_fill(j->ref, j->size);
 	if (make_units(td, j))
 		return 1;
-	if (be->init && be->init(td, j->unit, j->nr_units, &j->priv))
+	if (be->init && be->init(td, j->root_fd, j->unit, j->nr_units, &j->priv))
 		return 1;
 	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
 						  j->log_prefix, sizeof(j->log_prefix)))

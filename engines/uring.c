@@ -309,8 +309,9 @@ static int need_opcodes(struct io_uring *ring, int regbufs)
 }
 
 /* Direct descriptors: one table slot per unit. Opening the root directory
- * into slot 0 proves the kernel can (openat into a slot: Linux 5.15). */
-static int need_direct(struct uring *ur, const char *root, unsigned int n)
+ * (again, from its descriptor) into slot 0 proves the kernel can (openat
+ * into a slot: Linux 5.15). */
+static int need_direct(struct uring *ur, int root_fd, unsigned int n)
 {
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -320,7 +321,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 		return mdfio_error("linked=1: cannot register %u direct descriptors: %s; set linked=0",
 				 n, strerror(-ret));
 	sqe = io_uring_get_sqe(&ur->ring);
-	io_uring_prep_openat_direct(sqe, AT_FDCWD, root, O_RDONLY | O_DIRECTORY, 0, 0);
+	io_uring_prep_openat_direct(sqe, root_fd, ".", O_RDONLY | O_DIRECTORY, 0, 0);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 0;
 	sqe = io_uring_get_sqe(&ur->ring);
@@ -370,7 +371,7 @@ static void uring_exit(void *priv)
 	free(ur);
 }
 
-static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
+static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
 	struct uring_options *o = td->eo;
@@ -405,7 +406,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 		return 1;
 	if (ur->linked && !(p.features & IORING_FEAT_CQE_SKIP))
 		return mdfio_error("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
-	if (ur->linked && need_direct(ur, td->o.directory, n))
+	if (ur->linked && need_direct(ur, root_fd, n))
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
 		return 1;

@@ -2,10 +2,11 @@
 through the plain calls, and direct=1 with objects of any size."""
 import os
 import re
+import subprocess
 
 import pytest
 
-from conftest import expected, job, namespace, run_fio
+from conftest import expected, job, namespace, need_root, run_fio
 
 
 def trace_lines(root, tmp_path, phase, opts):
@@ -84,3 +85,25 @@ def test_direct_is_refused_where_it_would_be_ignored(tmpfs, tmp_path, engine):
     assert len(lines) == 1 and f"direct=1: mdfio-{engine} does not open objects with O_DIRECT; use mdfio-aio" \
         in lines[0], run.stderr
     assert os.listdir(tmpfs) == []
+
+
+@pytest.fixture
+def ramfs(tmp_path):
+    """A ramfs: a file system without O_DIRECT, which creates a file opened
+    with O_CREAT|O_DIRECT before it refuses the open."""
+    need_root("mounts a ramfs")
+    root = tmp_path / "ramfs"
+    root.mkdir()
+    proc = subprocess.run(["mount", "-t", "ramfs", "ramfs", str(root)], capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip(f"cannot mount a ramfs: {proc.stderr.strip()}")
+    yield root
+    subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def test_a_refused_direct_leaves_no_probe_file(ramfs, tmp_path):
+    run = run_fio(job(["precreate"], ramfs, engine="aio", direct=1), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"direct=1: {ramfs} does not take O_DIRECT" in lines[0], run.stderr
+    assert os.listdir(ramfs) == []
