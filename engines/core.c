@@ -210,8 +210,9 @@ static int engine_init(struct thread_data *td)
 	if (j->recover) {
 		uint64_t n = mdfio_count_objects(j);
 
-		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets\n",
-			 j->rank, j->root, n);
+		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64 "%s\n",
+			 j->rank, j->root, n, j->rec_lo, j->rec_hi - 1,
+			 j->rec_old ? " (the status predates mdfio-status 2, which records the steps of a benchmark: taken as precreate_per_set, the most there can be)" : "");
 		j->units = n ? n : 1;
 		set_units(td, j->units);
 	}
@@ -301,6 +302,7 @@ void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 	if (j->recover) {
 		uint32_t d;
 
+		mdfio_recover_report(j);
 		for (d = 0; d < j->datasets; d++)
 			mdfio_remove_dataset(td, j, d);
 	}

@@ -124,7 +124,11 @@ struct mdfio_job {
 	 * waiting for an io_u of its own (see engine_queue) */
 	unsigned int per_io_u;
 	int held_failure;
-	/* recovery: the dataset being read and its directory stream */
+	/* recovery: the indices [rec_lo, rec_hi) the status allows objects to
+	 * have (rec_old: a status without steps, taken as the widest), the
+	 * dataset being read and its directory stream */
+	uint64_t rec_lo, rec_hi;
+	int rec_old;
 	uint32_t rec_d;
 	DIR *rec_dir;
 	uint64_t rec_found;	/* objects found in this pass over rec_dir */
@@ -165,6 +169,8 @@ void mdfio_merge_logs(struct mdfio_job *j);
 uint64_t mdfio_count_objects(struct mdfio_job *j);
 void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 		       struct io_u *io_u);
+/* One line if anything is left in the datasets: how much, and the first. */
+void mdfio_recover_report(struct mdfio_job *j);
 
 /* datasets.c: names, and the descriptors a phase's objects are found in */
 int mdfio_datasets_build(struct mdfio_job *j);

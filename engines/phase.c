@@ -91,6 +91,7 @@ static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
 	for (r = 0; r < j->ranks; r++) {
 		st->rank[r].state = MDFIO_RS_PRECREATING;
 		st->rank[r].pos = j->start;
+		st->rank[r].steps = 0;
 		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
 	}
 }
@@ -185,6 +186,8 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		mdfio_error("%s: %s", j->root, msg);
 		goto out;
 	}
+	if (j->recover)
+		j->rec_old = mdfio_status_window(&st, &j->rec_lo, &j->rec_hi);
 	/* every dataset the units use, before anything is touched */
 	if (mdfio_datasets_open(j))
 		goto out;
@@ -194,6 +197,10 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		goto out;
 	st.rank[j->rank].state = j->ph->working;
 	st.rank[j->rank].pos = j->pos;
+	/* a recovery keeps the I it recovers from, so that the window of one
+	 * interrupted in turn is as wide */
+	if (!j->recover)
+		st.rank[j->rank].steps = j->ph->advances && !j->read_only ? j->steps : 0;
 	snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
 	err = mdfio_status_write(fd, &st);
 	if (err) {
@@ -242,6 +249,7 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		me->state = j->ph->done;
 		if (j->ph->advances && !j->read_only)
 			me->pos = j->pos + j->steps;
+		me->steps = 0;
 	}
 	/* every clone of this job passes here; one cleaned by an earlier job
 	 * may still be about to enter and read the status */

@@ -1,6 +1,12 @@
 /* Crash recovery: a cleanup whose status cannot be trusted (a phase was
- * interrupted) removes whatever objects it finds in this rank's datasets,
- * reading the directories instead of following the FIFO. */
+ * interrupted) reads this rank's dataset directories instead of following
+ * the FIFO, and removes what mdfio can have made there: regular files named
+ * file-<i> with i in the window the status allows (mdfio_status_window).
+ * Anything else is left, and reported. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +35,25 @@ static DIR *listing(const struct mdfio_dataset *ds)
 	return dir;
 }
 
+/* Whether entry de of dir can be an object mdfio made: its name, index
+ * and type. */
+static int ours(const struct mdfio_job *j, DIR *dir, const struct dirent *de,
+		uint64_t *idx)
+{
+	struct stat sb;
+
+	if (!mdfio_parse_object_name(de->d_name, idx) || *idx < j->rec_lo || *idx >= j->rec_hi)
+		return 0;
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_REG;
+	return !fstatat(dirfd(dir), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode);
+}
+
+static int dot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
 /* Objects left in our datasets, for a cleanup that cannot trust the status. */
 uint64_t mdfio_count_objects(struct mdfio_job *j)
 {
@@ -42,10 +67,36 @@ uint64_t mdfio_count_objects(struct mdfio_job *j)
 		if (!dir)
 			continue;
 		while ((de = readdir(dir)))
-			n += mdfio_parse_object_name(de->d_name, &idx);
+			n += ours(j, dir, de, &idx);
 		closedir(dir);
 	}
 	return n;
+}
+
+void mdfio_recover_report(struct mdfio_job *j)
+{
+	char first[PATH_MAX] = "";
+	uint64_t n = 0;
+	uint32_t d;
+
+	for (d = 0; d < j->datasets; d++) {
+		const struct mdfio_dataset *ds = &j->dsets[MDFIO_OWN][d];
+		DIR *dir = listing(ds);
+		struct dirent *de;
+
+		if (!dir)
+			continue;
+		while ((de = readdir(dir))) {
+			if (dot(de->d_name))
+				continue;
+			if (!n++)
+				snprintf(first, sizeof(first), "%s/%s", ds->path, de->d_name);
+		}
+		closedir(dir);
+	}
+	if (n)
+		mdfio_error("rank %" PRIu32 " cleanup: left %" PRIu64 " entr%s in its datasets (first: %s): mdfio removes only regular files file-<i> with %" PRIu64 " <= i <= %" PRIu64 ", what this namespace's status allows it to have made",
+			    j->rank, n, n > 1 ? "ies" : "y", first, j->rec_lo, j->rec_hi - 1);
 }
 
 /* Recovery: the next object found by reading our dataset directories, its
@@ -67,7 +118,7 @@ static int next_found(struct mdfio_job *j)
 			}
 		}
 		while ((de = readdir(j->rec_dir))) {
-			if (!mdfio_parse_object_name(de->d_name, &idx))
+			if (!ours(j, j->rec_dir, de, &idx))
 				continue;
 			j->rec_found++;
 			mdfio_object_name(j->rec_name, idx);

@@ -50,6 +50,55 @@ static void test_roundtrip(void)
 	mdfio_status_free(&st);
 }
 
+static void test_steps(void)
+{
+	struct mdfio_status st = make(3, MDFIO_RS_READY, 40, "r"), back;
+	char msg[256], *text;
+	uint64_t lo, hi;
+
+	st.rank[1].state = MDFIO_RS_BENCHMARKING;
+	st.rank[1].steps = 7;
+	st.rank[2].steps = MDFIO_STEPS_UNKNOWN;
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 2\n", 15), "version: %s", text);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)), "parse: %s", msg);
+	CHECK(back.rank[0].steps == 0 && back.rank[1].steps == 7 &&
+	      back.rank[2].steps == MDFIO_STEPS_UNKNOWN, "steps round trip");
+	free(text);
+	mdfio_status_free(&back);
+	CHECK(mdfio_status_parse("mdfio-status 2\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 x7 r\n",
+				 &back, msg, sizeof(msg)) && strstr(msg, "steps"), "bad steps: %s", msg);
+
+	/* a benchmark at 40 with I = 7 interrupted in every rank: objects
+	 * 40 .. 40+100+7-1; the same when the others finished theirs (at 47) */
+	st.rank[0].state = st.rank[2].state = MDFIO_RS_BENCHMARKING;
+	st.rank[0].steps = st.rank[2].steps = 7;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 40 && hi == 147, "window %llu %llu",
+	      (unsigned long long)lo, (unsigned long long)hi);
+	st.rank[0].state = st.rank[2].state = MDFIO_RS_READY;
+	st.rank[0].pos = st.rank[2].pos = 47;
+	st.rank[0].steps = st.rank[2].steps = 0;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 40 && hi == 147, "window, others done");
+	/* an interrupted precreate at the start index */
+	st.rank[0].pos = st.rank[1].pos = st.rank[2].pos = 5;
+	st.rank[1].state = MDFIO_RS_PRECREATING;
+	st.rank[1].steps = 0;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 5 && hi == 105, "precreate window");
+	mdfio_status_free(&st);
+
+	/* a file of version 1: steps unknown, a benchmarking rank's taken as P */
+	CHECK(!mdfio_status_parse("mdfio-status 1\nranks 2\ndatasets 1\nprecreate-per-set 4\n"
+				  "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 3 r\n"
+				  "rank 1 benchmarking 0 r\n", &back, msg, sizeof(msg)), "v1: %s", msg);
+	CHECK(back.rank[0].steps == MDFIO_STEPS_UNKNOWN, "v1 steps unknown");
+	CHECK(mdfio_status_window(&back, &lo, &hi) && lo == 0 && hi == 8, "v1 window %llu %llu",
+	      (unsigned long long)lo, (unsigned long long)hi);
+	back.rank[1].state = MDFIO_RS_READY;
+	CHECK(!mdfio_status_window(&back, &lo, &hi) && lo == 0 && hi == 7, "v1 all ready");
+	mdfio_status_free(&back);
+}
+
 static void test_enter(void)
 {
 	char msg[256];
@@ -142,6 +191,7 @@ static void test_file(void)
 int main(void)
 {
 	test_roundtrip();
+	test_steps();
 	test_enter();
 	test_file();
 	return check_result();
