@@ -110,13 +110,16 @@ static int open_one(struct mdfio_job *j, struct mdfio_dataset *ds, int missing_o
 		return 0;
 	/* O_DIRECTORY reports a symlink as ENOTDIR: say what is there */
 	if (fstatat(j->root_fd, ds->name, &sb, AT_SYMLINK_NOFOLLOW))
-		what = errno == ENOENT ? "is missing" : strerror(err);
+		what = errno == ENOENT ? "is missing" : NULL;
 	else if (S_ISLNK(sb.st_mode))
 		what = "is a symlink, which mdfio never follows";
 	else if (!S_ISDIR(sb.st_mode))
 		what = "is not a directory";
 	else
-		what = strerror(err);
+		what = NULL;
+	if (!what)
+		return mdfio_error("rank %" PRIu32 " %s: cannot open dataset %s: %s",
+				   j->rank, mdfio_phase_name(j->phase), ds->path, strerror(err));
 	return mdfio_error("rank %" PRIu32 " %s: dataset %s %s; expected the directory mdfio's precreate made (nothing was touched)",
 			   j->rank, mdfio_phase_name(j->phase), ds->path, what);
 }
