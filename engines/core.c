@@ -184,7 +184,8 @@ static int engine_init(struct thread_data *td)
 		return 1;
 	/* the last checks of this rank: the others wait for it at the
 	 * barrier */
-	if (mdfio_phase_precheck(j) || mdfio_join_run(j, eo->repeat, eo->join_timeout))
+	if (mdfio_check_read_only_root(j) || mdfio_phase_precheck(j) ||
+	    mdfio_join_run(j, eo->repeat, eo->join_timeout))
 		return 1;
 	if (mdfio_enter_phase(j, eo->repeat))
 		return 1;

@@ -88,6 +88,9 @@ struct mdfio_job {
 	uint64_t precreate, steps, start, pos;
 	size_t size;
 	int read_only, verify, recover;
+	/* the root is on a read-only mount: a read_only benchmark runs there
+	 * without the rank file and without writing the status */
+	int ro_root;
 	char root[PATH_MAX];
 	char status_path[PATH_MAX];
 	/* the run's id in the status file: the rank file's id and the
@@ -150,6 +153,9 @@ struct thread_data *mdfio_job_parent(struct thread_data *td);
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
 int mdfio_describe_rank(struct thread_data *td);
+/* Whether the root is on a read-only file system (sets j->ro_root), and if
+ * so, refuses (one line) what cannot run there. */
+int mdfio_check_read_only_root(struct mdfio_job *j);
 int mdfio_join_run(struct mdfio_job *j, unsigned int repeat, unsigned int timeout_s);
 void mdfio_leave_run(struct mdfio_job *j);
 

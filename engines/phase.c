@@ -142,7 +142,7 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 	if (j->ph->logs_before_status && mdfio_open_logs(j, repeat))
 		return 1;
 	for (;;) {
-		err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
+		err = mdfio_status_lock(j->root_fd, j->ro_root, &fd, msg, sizeof(msg));
 		if (err != ENOENT || !j->ph->makes_datasets)
 			break;
 		/* first rank of a new namespace: check, then create */
@@ -195,6 +195,12 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 	 * be made leaves the status as it was */
 	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))
 		goto out;
+	/* a read-only namespace: its status stays as found (a read_only
+	 * benchmark does not move the position) */
+	if (j->ro_root) {
+		ret = 0;
+		goto out;
+	}
 	st.rank[j->rank].state = j->ph->working;
 	st.rank[j->rank].pos = j->pos;
 	/* a recovery keeps the I it recovers from, so that the window of one

@@ -2,9 +2,11 @@
 status file and the rank file are found one name at a time from the root's
 descriptor, never through a symlink. A victim directory outside the root
 holds files named like mdfio's, and each test checks it byte for byte.
-Also the open-file limit that holding datasets open needs."""
+Also the open-file limit that holding datasets open needs, and a read-only
+benchmark on a read-only file system."""
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -176,4 +178,40 @@ def test_datasets_beyond_the_open_file_limit_are_refused(tmpfs, tmp_path):
     lines = run.mdfio_lines()
     assert len(lines) == 1 and "datasets=100: rank 0 keeps 100 dataset directories open" in lines[0] \
         and "open-file limit (ulimit -n) is 120" in lines[0], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
+def remount(root, mode):
+    subprocess.run(["mount", "-o", f"remount,{mode}", str(root)], check=True)
+
+
+def test_a_read_only_benchmark_runs_on_a_read_only_file_system(tmpfs, tmp_path, eng):
+    """Nothing can change a read-only namespace, so a read_only benchmark
+    needs neither the barrier nor a status update: it runs, and leaves
+    everything as it was. Everything that would write is refused."""
+    o = opts(iodepth=4, **({} if eng == "null" else {"verify_read": 1}))
+    run_fio(job(["precreate"], tmpfs, engine=eng, **o), tmp_path, check=True)
+    before = snapshot(tmpfs)
+    remount(tmpfs, "ro")
+    try:
+        run = run_fio(job(["benchmark"], tmpfs, engine=eng, read_only=1, **o), tmp_path, check=True)
+        for j in run.jobs():
+            assert (j["read"]["total_ios"], j["read"]["drop_ios"], j["sync"]["lat_ns"]["N"]) == (D * I, 0, D * I)
+        refusals = [
+            ({}, "", "phase=benchmark without read_only=1 writes there"),
+            ({"read_only": 1, "latency_log": str(tmp_path / "lat")}, "", "on a read-only file system no status"),
+            ({"read_only": 1}, "PMI", "the ranks of several fio processes cannot meet"),
+        ]
+        for extra, env, needle in refusals:
+            run = run_fio(job(["benchmark"], tmpfs, engine=eng, **o, **extra), tmp_path, check=False,
+                          env={"PMI_RANK": "0", "PMI_SIZE": "2"} if env else None)
+            lines = run.mdfio_lines()
+            assert run.rc != 0 and len(lines) == 2 and all(needle in l for l in lines), run.stderr
+        run = run_fio(job(["cleanup"], tmpfs, engine=eng, **o), tmp_path, check=False)
+        assert run.rc != 0 and all("phase=cleanup writes there" in l for l in run.mdfio_lines()), run.stderr
+    finally:
+        remount(tmpfs, "rw")
+    assert snapshot(tmpfs) == before
+    run_fio(job(["benchmark"], tmpfs, engine=eng, **o), tmp_path, check=True)
+    run_fio(job(["cleanup"], tmpfs, engine=eng, **o), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
