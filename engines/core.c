@@ -211,9 +211,12 @@ static int engine_init(struct thread_data *td)
 	if (j->recover) {
 		uint64_t n = mdfio_count_objects(j);
 
-		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64 "%s\n",
-			 j->rank, j->root, n, j->rec_lo, j->rec_hi - 1,
-			 j->rec_old ? " (the status predates mdfio-status 2, which records the steps of a benchmark: taken as precreate_per_set, the most there can be)" : "");
+		log_info("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64 "\n",
+			 j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
+		/* a warning, where it is seen: fio's own output may be JSON */
+		if (j->rec_old)
+			mdfio_error("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
+				    j->rank, j->status_path, j->rec_hi - 1);
 		j->units = n ? n : 1;
 		set_units(td, j->units);
 	}
