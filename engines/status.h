@@ -61,10 +61,11 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		       uint64_t *pos, int *recover, char *msg, size_t msglen);
 
 /* The indices [*lo, *hi) an object mdfio made can have in any dataset of a
- * namespace whose status cannot be trusted: from the lowest position of any
- * rank to the furthest any benchmark in progress could have created (its
- * position + P + I). Returns 1 if a record predates the steps field: its
- * I is then taken as P, the most the rule I <= P allows. */
+ * namespace whose status cannot be trusted: from the namespace's start
+ * index (a delete that failed leaves an object below the position) to the
+ * furthest any benchmark in progress could have created (its position + P
+ * + I). Returns 1 if a record predates the steps field: its I is then taken
+ * as P, the most the rule I <= P allows. */
 int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *hi);
 
 /* File operations on the status in directory dirfd (the root), never
