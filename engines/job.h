@@ -1,6 +1,6 @@
 /* The core's private state of one job (one rank), shared by the files of the
- * core (core.c, options.c, phase.c, latency_log.c, recover.c) and by no
- * backend: a backend sees only core.h. */
+ * core (core.c, datasets.c, options.c, phase.c, latency_log.c, recover.c,
+ * run.c) and by no backend: a backend sees only core.h. */
 #ifndef MDFIO_JOB_H
 #define MDFIO_JOB_H
 
