@@ -81,8 +81,8 @@ static int start_xfer(struct aio *a, struct mdfio_unit *u)
 	struct mdfio_req *r = &u->req;
 	int err;
 
-	s->fd = r->op == MDFIO_OP_READ ? mdfio_sys_open_read(r->path, a->oflags)
-				       : mdfio_sys_open_create(r->path, a->oflags);
+	s->fd = r->op == MDFIO_OP_READ ? mdfio_sys_open_read(r->dfd, r->name, a->oflags)
+				       : mdfio_sys_open_create(r->dfd, r->name, a->oflags);
 	if (s->fd < 0) {
 		r->err = errno;
 		return 0;
@@ -153,26 +153,32 @@ static int libaio_reap(void *priv, unsigned int min)
 
 /* ---------------------------------------------------------------- set-up */
 
-/* direct=1: a probe object of our own tells whether the file system takes
- * O_DIRECT and with which alignment (statx STATX_DIOALIGN, Linux 6.1). */
-static int probe_direct(struct aio *a, const char *root)
+/* direct=1: a probe file of our own in the root tells whether the file
+ * system takes O_DIRECT and with which alignment (statx STATX_DIOALIGN,
+ * Linux 6.1). It is created without O_DIRECT, which a file system that
+ * lacks it refuses only after creating the file, and O_DIRECT is then set
+ * on it: so the file is always ours, and removed whatever fails. */
+static int probe_direct(struct aio *a, int root_fd, const char *root)
 {
-	char path[PATH_MAX];
+	char name[64];
 	struct statx stx;
-	int fd, err = 0;
+	int fd, err = 0, direct;
 
-	snprintf(path, sizeof(path), "%s/.mdfio-direct-probe-%ld", root,
-		 (long)syscall(SYS_gettid));
-	fd = mdfio_sys_open_create(path, O_DIRECT);
+	snprintf(name, sizeof(name), ".mdfio-direct-probe-%ld", (long)syscall(SYS_gettid));
+	fd = mdfio_sys_open_create(root_fd, name, 0);
 	if (fd < 0)
-		return mdfio_error("direct=1: cannot create a file with O_DIRECT in %s: %s",
-				 root, strerror(errno));
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx))
+		return mdfio_error("direct=1: cannot create the probe file %s/%s: %s",
+				 root, name, strerror(errno));
+	direct = fcntl(fd, F_SETFL, O_DIRECT) ? errno : 0;
+	if (!direct && statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx))
 		err = errno;
 	mdfio_sys_close(fd);
-	unlink(path);
+	unlinkat(root_fd, name, 0);
+	if (direct)
+		return mdfio_error("direct=1: %s does not take O_DIRECT (%s); use direct=0",
+				 root, strerror(direct));
 	if (err)
-		return mdfio_error("direct=1: statx of %s: %s", path, strerror(err));
+		return mdfio_error("direct=1: statx of %s/%s: %s", root, name, strerror(err));
 	if (!(stx.stx_mask & STATX_DIOALIGN))
 		stx.stx_dio_offset_align = stx.stx_dio_mem_align = 4096;
 	if (!stx.stx_dio_offset_align)
@@ -196,7 +202,7 @@ static void libaio_exit(void *priv)
 	free(a);
 }
 
-static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
+static int libaio_setup_ctx(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			 unsigned int n, void **priv)
 {
 	struct aio *a = calloc(1, sizeof(*a));
@@ -212,7 +218,7 @@ static int libaio_setup_ctx(struct thread_data *td, struct mdfio_unit *units,
 	a->ev = calloc(n, sizeof(*a->ev));
 	if (!a->slot || !a->ev)
 		return mdfio_error("out of memory for iodepth=%u", n);
-	if (td->o.odirect && probe_direct(a, td->o.directory))
+	if (td->o.odirect && probe_direct(a, root_fd, td->o.directory))
 		return 1;
 	ret = io_setup((int)n, &a->ctx);
 	if (ret) {

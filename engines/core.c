@@ -4,6 +4,7 @@
  * latency logs and recovery have files of their own (see job.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,37 +32,6 @@ static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 };
 
 /* ------------------------------------------------------------------ setup */
-
-static int build_paths(struct mdfio_job *j)
-{
-	/* each dataset path has room for an object's name after it */
-	size_t stride = MDFIO_OBJECT_PATH_MAX(strlen(j->root));
-	struct mdfio_dataset *all;
-	uint32_t d, k;
-
-	if (stride > sizeof(j->path))
-		return mdfio_error("directory=%s: path too long", j->root);
-	all = calloc((size_t)j->datasets * MDFIO_TARGET_NR, sizeof(*all));
-	j->dset_paths = malloc((size_t)j->datasets * MDFIO_TARGET_NR * stride);
-	j->dsets[MDFIO_OWN] = all;
-	if (!all || !j->dset_paths)
-		return mdfio_error("out of memory for %" PRIu32 " datasets", j->datasets);
-	j->dsets[MDFIO_READ_FROM] = all + j->datasets;
-	j->dsets[MDFIO_WRITE_TO] = all + 2 * (size_t)j->datasets;
-	for (d = 0; d < j->datasets; d++) {
-		j->dsets[MDFIO_OWN][d].rank = j->rank;
-		j->dsets[MDFIO_READ_FROM][d].rank = mdfio_read_rank(j->rank, d, j->offset, j->ranks);
-		j->dsets[MDFIO_WRITE_TO][d].rank = mdfio_write_rank(j->rank, d, j->offset, j->ranks);
-	}
-	for (k = 0; k < j->datasets * MDFIO_TARGET_NR; k++) {
-		struct mdfio_dataset *ds = &all[k];
-
-		ds->path = j->dset_paths + (size_t)k * stride;
-		ds->len = mdfio_dataset_path(ds->path, stride, j->root, ds->rank,
-					     k % j->datasets);
-	}
-	return 0;
-}
 
 static void set_units(struct thread_data *td, uint64_t units)
 {
@@ -118,7 +88,7 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 		u->wbuf = (uint8_t *)u->rbuf + len;
 		memset(u->rbuf, 0, 2 * len);
 		memcpy(u->wbuf, j->ref, j->size);
-		u->req.path = u->path;
+		u->req.name = u->name;
 		u->req.size = j->size;
 		u->next_free = j->free_unit;
 		j->free_unit = u;
@@ -127,10 +97,9 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 }
 
 /* What a rank needs before it can start: paths, buffers, its backend. */
-static int prepare_rank(struct thread_data *td, struct mdfio_job *j,
-			const struct mdfio_options *eo)
+static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {
-	if (build_paths(j))
+	if (mdfio_datasets_build(j) || mdfio_datasets_fd_limit(td, j))
 		return 1;
 	j->ref = malloc(j->size);
 	if (!j->ref)
@@ -138,10 +107,7 @@ static int prepare_rank(struct thread_data *td, struct mdfio_job *j,
 	mdfio_pattern_fill(j->ref, j->size);
 	if (make_units(td, j))
 		return 1;
-	if (j->be->init && j->be->init(td, j->unit, j->nr_units, &j->priv))
-		return 1;
-	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
-						  j->log_prefix, sizeof(j->log_prefix)))
+	if (j->be->init && j->be->init(td, j->root_fd, j->unit, j->nr_units, &j->priv))
 		return 1;
 	return 0;
 }
@@ -158,7 +124,7 @@ static int engine_init(struct thread_data *td)
 	const struct mdfio_backend *be = backend;
 	struct mdfio_options *eo = td->eo;
 	struct mdfio_job *j;
-	struct stat sb;
+	int root_fd;
 
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
@@ -170,15 +136,23 @@ static int engine_init(struct thread_data *td)
 	if (eo->steps > eo->precreate && mdfio_phases[eo->phase - 1].per_set_is_steps)
 		return mdfio_error("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
-	if (stat(td->o.directory, &sb) || !S_ISDIR(sb.st_mode))
+	/* the root is the user's: it may be reached through symlinks. All
+	 * the engine touches is found from this descriptor, one name at a
+	 * time, without following any */
+	root_fd = open(td->o.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0 && (errno == ENOENT || errno == ENOTDIR))
 		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
 				 td->o.directory);
-
+	if (root_fd < 0)
+		return mdfio_error("directory=%s: cannot open it: %s", td->o.directory, strerror(errno));
 	j = calloc(1, sizeof(*j));
-	if (!j)
+	if (!j) {
+		close(root_fd);
 		return mdfio_error("out of memory");
+	}
 	td->io_ops_data = j;
-	j->root_fd = -1;
+	j->root_fd = root_fd;
+	j->rankfile.fd = -1;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
 		/* a jobfile cannot vary its sections with the environment, so
 		 * spare repeat sections stand down: no step, no status change */
@@ -213,12 +187,18 @@ static int engine_init(struct thread_data *td)
 	if ((size_t)snprintf(j->status_path, sizeof(j->status_path), "%s/%s",
 			     j->root, MDFIO_STATUS_NAME) >= sizeof(j->status_path))
 		return mdfio_error("directory=%s: path too long", j->root);
+	/* the same for every rank of this fio: before any claims */
+	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
+						  j->log_prefix, sizeof(j->log_prefix)))
+		return 1;
+	if (mdfio_check_read_only_root(j))
+		return 1;
 	/* once claimed, a rank that cannot start stops the whole run at its
 	 * next barrier, before any rank touches the namespace: a refusal of
 	 * one rank alone would leave the phase half run */
 	if (mdfio_join_run(j))
 		return 1;
-	if (prepare_rank(td, j, eo) || mdfio_phase_precheck(j))
+	if (prepare_rank(td, j) || mdfio_phase_precheck(j))
 		return mdfio_abort_run(j);
 	if (mdfio_run_barrier(j, eo->repeat, 0, eo->join_timeout))
 		return 1;
@@ -250,10 +230,13 @@ static int engine_init(struct thread_data *td)
 	if (j->recover) {
 		uint64_t n = mdfio_count_objects(j);
 
-		/* a notice, on fio's error stream like every other: stdout
-		 * may be fio's JSON */
-		log_err("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets\n",
-			j->rank, j->root, n);
+		/* notices on fio's error stream like every other: stdout may
+		 * be fio's JSON */
+		log_err("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64 "\n",
+			j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
+		if (j->rec_old)
+			mdfio_error("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
+				    j->rank, j->status_path, j->rec_hi - 1);
 		j->units = n ? n : 1;
 		set_units(td, j->units);
 	}
@@ -262,13 +245,14 @@ static int engine_init(struct thread_data *td)
 
 /* ------------------------------------------------------------------ units */
 
-/* The first error of an operation: kept for the report at the job's end. */
+/* The first error of an operation: kept for the report at the job's end
+ * (the only place an object's full path is made). */
 static void __attribute__((cold, noinline))
-count_error(struct mdfio_op_errors *c, int err, const char *path)
+count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *name)
 {
 	if (!c->count++) {
 		c->first_errno = err;
-		snprintf(c->first_path, sizeof(c->first_path), "%s", path);
+		snprintf(c->first_path, sizeof(c->first_path), "%s/%s", dir, name);
 	}
 }
 
@@ -276,7 +260,7 @@ count_error(struct mdfio_op_errors *c, int err, const char *path)
  * calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
 account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
-	   uint64_t start, uint64_t end, int err, const char *path)
+	   uint64_t start, uint64_t end, int err, const char *dir, const char *name)
 {
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
@@ -294,32 +278,33 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	}
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
-	count_error(&j->op[op], err, path);
+	count_error(&j->op[op], err, dir, name);
 }
 
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path)
+		      const char *dir, const char *name)
 {
-	account_op(td, j, op, start, end, err, path);
+	account_op(td, j, op, start, end, err, dir, name);
 }
 
-/* u's object for request st: its path, and a create's header stamped (a
- * step's stat, read and delete share one object, so this runs only when the
- * object changes). */
+/* u's object for request st: its dataset and name, and a create's header
+ * stamped (a step's stat, read and delete share one object, so this runs
+ * only when the object changes). */
 static void aim(struct mdfio_job *j, struct mdfio_unit *u,
 		const struct mdfio_step *st)
 {
 	const struct mdfio_dataset *ds = &j->dsets[st->target][u->d];
 	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
 
-	memcpy(u->path, ds->path, ds->len);
-	mdfio_object_path(u->path, sizeof(u->path), ds->len, idx);
+	u->req.dfd = ds->fd;
+	u->dir = ds->path;
+	mdfio_object_name(u->name, idx);
 	if (st->op == MDFIO_OP_CREATE)
 		mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
 }
 
-/* u->req = request s of u's unit (its path and size are the unit's own,
+/* u->req = request s of u's unit (its name and size are the unit's own,
  * set once in make_units). Runs once per request: inlined into its two
  * callers. */
 static inline __attribute__((always_inline)) void
@@ -336,51 +321,6 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 		aim(j, u, st);
 }
 
-/* A failed mkdir or rmdir: an error of the object operation beside it in
- * fio's JSON (drop_ios), and one of the job's total_err. */
-static void count_dataset_error(struct thread_data *td, struct mdfio_job *j,
-				enum mdfio_op op, int err)
-{
-	j->dsets_err++;
-	td->ts.drop_io_u[op_ddir[op]]++;
-	update_error_count(td, err);
-}
-
-static int make_datasets(struct thread_data *td, struct mdfio_job *j)
-{
-	uint32_t d;
-
-	for (d = 0; d < j->datasets; d++) {
-		const char *path = j->dsets[MDFIO_OWN][d].path;
-
-		if (mkdir(path, 0775)) {
-			count_dataset_error(td, j, MDFIO_OP_CREATE, errno);
-			return mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
-					 j->rank, path, strerror(errno));
-		}
-		j->dsets_done++;
-	}
-	return 0;
-}
-
-/* Dataset errors count as errors of the object operation beside them, so
- * that fio's JSON holds every error. */
-void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
-			  uint32_t d)
-{
-	const char *path = j->dsets[MDFIO_OWN][d].path;
-	int err = rmdir(path) ? errno : 0;
-
-	if (!err || (err == ENOENT && j->recover)) {
-		j->dsets_done++;
-		return;
-	}
-	count_dataset_error(td, j, MDFIO_OP_DELETE, err);
-	mdfio_error("rank %" PRIu32 ": cannot remove dataset %s: %s%s", j->rank,
-		  path, strerror(err), err == ENOTEMPTY ?
-		  " (it holds files mdfio did not expect; they were left alone)" : "");
-}
-
 /* The phase's exact time, from its first unit's start to its last unit's
  * end (md-workbench's per-rank T), as the one submission-latency sample of
  * its slot: fio's runtime has whole milliseconds, and the slot's slat is
@@ -395,6 +335,7 @@ void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 	if (j->recover) {
 		uint32_t d;
 
+		mdfio_recover_report(j);
 		for (d = 0; d < j->datasets; d++)
 			mdfio_remove_dataset(td, j, d);
 	}
@@ -425,7 +366,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 		mdfio_recover_one(td, j, io_u);
 		return NULL;
 	}
-	if (!k && j->ph->makes_datasets && make_datasets(td, j)) {
+	if (!k && j->ph->makes_datasets && mdfio_datasets_make(td, j)) {
 		/* cannot go on */
 		io_u->error = EIO;
 		td->done = 1;
@@ -478,7 +419,7 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 	     mdfio_pattern_check(u->rbuf, j->ref, j->size,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
-	account_op(td, j, r->op, r->t0, end_ns, err, r->path);
+	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
 	if (r->op == j->count_op)
@@ -665,13 +606,13 @@ static void engine_cleanup(struct thread_data *td)
 		    j->log_prefix[0])
 			mdfio_merge_logs(j);
 	}
-	if (j->root_fd >= 0)
-		mdfio_leave_run(j);
+	mdfio_leave_run(j);
 	mdfio_job_ended(td->o.directory);
-	if (report_errors(j) && !td->error)
+	close(j->root_fd);
+	/* a phase stopped short fails its job, as one with errors does */
+	if ((report_errors(j) || (j->entered && !complete)) && !td->error)
 		td_verror(td, EIO, "mdfio");
-	free(j->dset_paths);
-	free(j->dsets[MDFIO_OWN]);
+	mdfio_datasets_free(j);
 	free(j->ref);
 	free(j->unit);
 	free(j->events);

@@ -17,6 +17,7 @@
 #include "fio.h"
 #include "optgroup.h"
 
+#include "namespace.h"
 #include "req.h"
 #include "status.h"
 
@@ -37,7 +38,8 @@ struct mdfio_unit {
 	int result;
 	uint64_t st_size;
 	struct mdfio_unit *next_free;
-	char path[PATH_MAX];
+	const char *dir;	/* req's dataset as a path: for messages only */
+	char name[MDFIO_OBJECT_NAME_MAX];	/* req.name points here */
 };
 
 /* One I/O interface: all an engine gives the core, which makes fio's
@@ -57,9 +59,11 @@ struct mdfio_backend {
 	 * negative errno value. Not called for a synchronous backend. */
 	int (*reap)(void *priv, unsigned int min);
 	/* Optional: called once the options are known, before the phase is
-	 * entered (so a refusal leaves the namespace untouched). Returns 0 or
-	 * prints one line and returns 1. */
-	int (*init)(struct thread_data *td, struct mdfio_unit *units,
+	 * entered (so a refusal leaves the namespace untouched). root_fd is
+	 * the root directory, open: anything the backend makes there is made
+	 * in it, never through a symlink. Returns 0 or prints one line and
+	 * returns 1. */
+	int (*init)(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 		    unsigned int n, void **priv);
 	void (*exit)(void *priv);
 	/* Its own options, after the core's (NULL-terminated; may be NULL),

@@ -1,6 +1,6 @@
 /* The core's private state of one job (one rank), shared by the files of the
- * core (core.c, options.c, phase.c, latency_log.c, recover.c) and by no
- * backend: a backend sees only core.h. */
+ * core (core.c, datasets.c, options.c, phase.c, latency_log.c, recover.c,
+ * run.c) and by no backend: a backend sees only core.h. */
 #ifndef MDFIO_JOB_H
 #define MDFIO_JOB_H
 
@@ -68,8 +68,11 @@ struct mdfio_op_errors {
 };
 
 struct mdfio_dataset {
-	char *path;
+	char *path;		/* "<root>/<rank>_<d>": for messages */
+	const char *name;	/* "<rank>_<d>": its name in the root */
 	size_t len;
+	int fd;			/* open for the phase, or -1 */
+	int fd_owner;		/* fd is this entry's to close (not a copy) */
 	uint32_t rank;
 	uint64_t objects_left;	/* cleanup: objects not yet deleted */
 };
@@ -87,6 +90,9 @@ struct mdfio_job {
 	int read_only, verify, recover;
 	int start_set;		/* start_index was given */
 	uint64_t ns_start;	/* the namespace's first index (its status) */
+	/* the root is on a read-only mount: a read_only benchmark runs there
+	 * without the rank file and without writing the status */
+	int ro_root;
 	char root[PATH_MAX];
 	char status_path[PATH_MAX];
 	/* the run's id in the status file: the rank file's id and the
@@ -100,8 +106,8 @@ struct mdfio_job {
 	struct mdfio_rankfile rankfile;
 	/* units of the phase: handed out, finished */
 	uint64_t units, next, finished;
-	/* for each target, each d's dataset (paths built once; a request only
-	 * appends the object) */
+	/* for each target, each d's dataset (names built once; a request
+	 * names only its object, in the dataset's descriptor) */
 	struct mdfio_dataset *dsets[MDFIO_TARGET_NR];
 	char *dset_paths;
 	char path[PATH_MAX];
@@ -125,10 +131,15 @@ struct mdfio_job {
 	 * waiting for an io_u of its own (see engine_queue) */
 	unsigned int per_io_u;
 	int held_failure;
-	/* recovery: the dataset being read and its directory stream */
+	/* recovery: the indices [rec_lo, rec_hi) the status allows objects to
+	 * have (rec_old: a status without steps, taken as the widest), the
+	 * dataset being read and its directory stream */
+	uint64_t rec_lo, rec_hi;
+	int rec_old;
 	uint32_t rec_d;
 	DIR *rec_dir;
 	uint64_t rec_found;	/* objects found in this pass over rec_dir */
+	char rec_name[MDFIO_OBJECT_NAME_MAX];	/* the object found last */
 };
 
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
@@ -165,6 +176,9 @@ int mdfio_describe_rank(struct thread_data *td);
 /* In fio's main process: reserves the job's ranks on its root for the life
  * of this fio (reserve.c). */
 int mdfio_reserve_run(struct thread_data *td);
+/* Whether the root is on a read-only file system (sets j->ro_root), and if
+ * so, refuses (one line) what cannot run there. */
+int mdfio_check_read_only_root(struct mdfio_job *j);
 /* Claims this rank in the root's rank file (one line and 1 if it cannot).
  * From then on a rank that refuses calls mdfio_abort_run, so that the
  * other ranks stop at their next barrier instead of waiting for it. */
@@ -199,7 +213,7 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
 int mdfio_commit_phase(struct mdfio_job *j);
 /* Whether a namespace is left: a status file mdfio can read. The rank file
  * stays as long as there is one. */
-int mdfio_namespace_left(const char *status_path);
+int mdfio_namespace_left(int root_fd);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 
 /* latency_log.c */
@@ -211,13 +225,27 @@ void mdfio_merge_logs(struct mdfio_job *j);
 uint64_t mdfio_count_objects(struct mdfio_job *j);
 void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 		       struct io_u *io_u);
+/* One line if anything is left in the datasets: how much, and the first. */
+void mdfio_recover_report(struct mdfio_job *j);
 
-/* core.c */
-void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
-		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *path);
+/* datasets.c: names, and the descriptors a phase's objects are found in */
+int mdfio_datasets_build(struct mdfio_job *j);
+/* Refuses (one line) datasets= beyond what the open-file limit allows,
+ * after raising its soft limit to the hard one if that is needed. */
+int mdfio_datasets_fd_limit(struct thread_data *td, struct mdfio_job *j);
+/* Opens the datasets the phase's units use (a precreate makes its own with
+ * mdfio_datasets_make instead); refuses, one line, one that is missing
+ * (but for a recovery), a symlink or not a directory. */
+int mdfio_datasets_open(struct mdfio_job *j);
+int mdfio_datasets_make(struct thread_data *td, struct mdfio_job *j);
 void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			  uint32_t d);
+void mdfio_datasets_free(struct mdfio_job *j);
+
+/* core.c: dir is the object's dataset as a path (for messages) */
+void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
+		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
+		      const char *dir, const char *name);
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j);
 
 #endif

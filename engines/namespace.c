@@ -14,34 +14,44 @@ size_t mdfio_utoa(char *p, uint64_t v)
 	return n;
 }
 
-size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
-			  uint32_t rank, uint32_t d)
+size_t mdfio_dataset_name(char *buf, uint32_t rank, uint32_t d)
 {
-	size_t rl = strlen(root), n;
+	size_t n = mdfio_utoa(buf, rank);
 
-	if (MDFIO_OBJECT_PATH_MAX(rl) > len)
-		return 0;
-	memcpy(buf, root, rl);
-	n = rl;
-	buf[n++] = '/';
-	n += mdfio_utoa(buf + n, rank);
 	buf[n++] = '_';
 	n += mdfio_utoa(buf + n, d);
 	buf[n] = '\0';
 	return n;
 }
 
-size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index)
+size_t mdfio_object_name(char *buf, uint64_t index)
 {
-	size_t n = dlen;
+	size_t n = 5;
 
-	if (dlen + MDFIO_OBJECT_NAME_MAX > len)
-		return 0;
-	memcpy(buf + n, "/file-", 6);
-	n += 6;
+	memcpy(buf, "file-", 5);
 	n += mdfio_utoa(buf + n, index);
 	buf[n] = '\0';
 	return n;
+}
+
+size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
+			  uint32_t rank, uint32_t d)
+{
+	size_t rl = strlen(root);
+
+	if (MDFIO_OBJECT_PATH_MAX(rl) > len)
+		return 0;
+	memcpy(buf, root, rl);
+	buf[rl] = '/';
+	return rl + 1 + mdfio_dataset_name(buf + rl + 1, rank, d);
+}
+
+size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index)
+{
+	if (dlen + MDFIO_OBJECT_NAME_MAX > len)
+		return 0;
+	buf[dlen] = '/';
+	return dlen + 1 + mdfio_object_name(buf + dlen + 1, index);
 }
 
 int mdfio_parse_object_name(const char *name, uint64_t *index)

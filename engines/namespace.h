@@ -37,6 +37,14 @@ static inline uint32_t mdfio_write_rank(uint32_t rank, uint32_t d,
 /* Writes the decimal digits of v at p (no terminator); returns their count. */
 size_t mdfio_utoa(char *p, uint64_t v);
 
+/* "<rank>_<d>" into buf (MDFIO_DATASET_NAME_MAX bytes): a dataset's name in
+ * the root. Returns its length. */
+size_t mdfio_dataset_name(char *buf, uint32_t rank, uint32_t d);
+
+/* "file-<index>" into buf (MDFIO_OBJECT_NAME_MAX bytes): an object's name in
+ * its dataset. Returns its length. */
+size_t mdfio_object_name(char *buf, uint64_t index);
+
 /* "<root>/<rank>_<d>" into buf; returns its length, or 0 if buf cannot
  * also hold an object path in it (MDFIO_OBJECT_PATH_MAX). */
 size_t mdfio_dataset_path(char *buf, size_t len, const char *root,

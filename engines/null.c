@@ -64,12 +64,13 @@ static int null_reap(void *priv, unsigned int min)
 	return 0;
 }
 
-static int null_init(struct thread_data *td, struct mdfio_unit *units,
+static int null_init(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 		     unsigned int n, void **priv)
 {
 	struct mdfio_options *o = td->eo;
 	struct null_queue *q;
 
+	(void)root_fd;
 	(void)units;
 	if (o->verify_read)
 		return mdfio_error("verify_read=1: mdfio-null reads no object; use a real engine to verify");

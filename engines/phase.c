@@ -2,6 +2,7 @@
  * after checking that the namespace is what the job expects, and leaves it
  * recording how far it got. Also the table of what each phase is. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,18 +59,21 @@ const struct mdfio_phase_desc mdfio_phases[] = {
 	},
 };
 
-/* Returns 0 if no dataset name of any rank exists yet, else writes the
- * first existing path into p. */
+/* Returns 0 if no dataset name of any rank exists yet (as anything: a
+ * symlink too), else writes the first existing path into p. */
 static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
 {
+	char name[MDFIO_DATASET_NAME_MAX];
 	struct stat sb;
 	uint32_t r, d;
 
 	for (r = 0; r < j->ranks; r++) {
 		for (d = 0; d < j->datasets; d++) {
-			mdfio_dataset_path(p, len, j->root, r, d);
-			if (!lstat(p, &sb) || errno != ENOENT)
+			mdfio_dataset_name(name, r, d);
+			if (!fstatat(j->root_fd, name, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT) {
+				mdfio_dataset_path(p, len, j->root, r, d);
 				return 1;
+			}
 		}
 	}
 	return 0;
@@ -87,6 +91,7 @@ static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
 	for (r = 0; r < j->ranks; r++) {
 		st->rank[r].state = MDFIO_RS_PRECREATING;
 		st->rank[r].pos = j->start;
+		st->rank[r].steps = 0;
 		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
 	}
 }
@@ -110,11 +115,13 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 
 int mdfio_phase_precheck(struct mdfio_job *j)
 {
+	struct stat sb;
 	char msg[512];
 	uint64_t pos;
 	int recover = 0;
 
-	if (j->ph->makes_datasets || !access(j->status_path, F_OK) || errno != ENOENT)
+	if (j->ph->makes_datasets ||
+	    !fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT)
 		return 0;
 	if (mdfio_status_enter(NULL, j->phase, j->rank, j->run, 0, &pos, &recover,
 			       msg, sizeof(msg)))
@@ -128,11 +135,11 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 		      int *have)
 {
 	char msg[512];
-	int err = mdfio_status_lock(j->status_path, fd);
+	int err = mdfio_status_lock(j->root_fd, j->ro_root, fd, msg, sizeof(msg));
 
 	*have = !err;
 	if (err && err != ENOENT)
-		return mdfio_error("cannot open %s: %s", j->status_path, strerror(err));
+		return mdfio_error("%s: %s", j->status_path, msg);
 	if (*have && mdfio_status_read(*fd, st, msg, sizeof(msg))) {
 		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
 		goto fail;
@@ -160,6 +167,8 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 		}
 		j->ns_start = st->start;
 	}
+	if (j->recover)
+		j->rec_old = mdfio_status_window(st, &j->rec_lo, &j->rec_hi);
 	return 0;
 fail:
 	mdfio_status_free(st);
@@ -190,26 +199,36 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
 				   j->path);
 	}
-	/* the other phases' log names need the position */
-	if (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))
+	/* every dataset the units use, before anything is touched; the other
+	 * phases' log names need the position */
+	if (mdfio_datasets_open(j) ||
+	    (!j->ph->logs_before_status && mdfio_open_logs(j, repeat))) {
+		mdfio_close_logs(j, 1);
 		return 1;
+	}
 	return 0;
 }
 
 int mdfio_commit_phase(struct mdfio_job *j)
 {
 	struct mdfio_status st = { 0 };
+	struct stat sb;
 	uint64_t pos = j->pos;
 	int fd, err, have;
 
+	/* a read-only namespace: its status stays as found (a read_only
+	 * benchmark does not move the position) */
+	if (j->ro_root)
+		return 0;
 	/* the first rank of a precreate creates the status; a sibling may
 	 * have done so since this rank looked */
-	while (j->ph->makes_datasets && access(j->status_path, F_OK) && errno == ENOENT) {
+	while (j->ph->makes_datasets &&
+	       fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW) && errno == ENOENT) {
 		st.rank = calloc(j->ranks, sizeof(*st.rank));
 		if (!st.rank)
 			return mdfio_error("out of memory");
 		fill_status(j, &st);
-		err = mdfio_status_create(j->status_path, &st);
+		err = mdfio_status_create(j->root_fd, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST)
 			return mdfio_error("cannot create %s: %s", j->status_path,
@@ -225,6 +244,10 @@ int mdfio_commit_phase(struct mdfio_job *j)
 	} else {
 		st.rank[j->rank].state = j->ph->working;
 		st.rank[j->rank].pos = j->pos;
+		/* a recovery keeps the I it recovers from, so that the window
+		 * of one interrupted in turn is as wide */
+		if (!j->recover)
+			st.rank[j->rank].steps = j->ph->advances && !j->read_only ? j->steps : 0;
 		snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
 		err = mdfio_status_write(fd, &st);
 		if (err)
@@ -249,9 +272,10 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	uint32_t r, cleaned = 0;
 	int fd, err, last;
 
-	err = mdfio_status_lock(j->status_path, &fd);
+	err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
 	if (err) {
-		mdfio_error("cannot reopen %s: %s", j->status_path, strerror(err));
+		mdfio_error("%s: %s", j->status_path,
+			    err == ENOENT ? "removed while the phase ran" : msg);
 		return 0;
 	}
 	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
@@ -269,6 +293,7 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		me->state = j->ph->done;
 		if (j->ph->advances && !j->read_only)
 			me->pos = j->pos + j->steps;
+		me->steps = 0;
 	}
 	/* every clone of this job passes here; one cleaned by an earlier job
 	 * may still be about to enter and read the status */
@@ -276,7 +301,7 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
 			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks)
-		err = unlink(j->status_path) ? errno : 0;
+		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
 	else
 		err = mdfio_status_write(fd, &st);
 	if (err)
@@ -287,13 +312,13 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 }
 
 
-int mdfio_namespace_left(const char *status_path)
+int mdfio_namespace_left(int root_fd)
 {
 	struct mdfio_status st;
 	char msg[256];
 	int fd, ok;
 
-	if (mdfio_status_lock(status_path, &fd))
+	if (mdfio_status_lock(root_fd, 0, &fd, msg, sizeof(msg)))
 		return 0;
 	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
 	if (ok)

@@ -14,7 +14,11 @@ enum mdfio_op { MDFIO_OP_CREATE, MDFIO_OP_STAT, MDFIO_OP_READ,
 
 struct mdfio_req {
 	enum mdfio_op op;
-	const char *path;
+	/* the object: a single name ("file-<i>") in its dataset's directory,
+	 * which is open for the phase; every call on it is relative to dfd
+	 * and follows no symlink, so it stays beneath the root */
+	int dfd;
+	const char *name;
 	void *buf;		/* read: where to; create: the object's bytes */
 	size_t size;
 	uint64_t st_size;	/* stat: the size found */

@@ -115,11 +115,7 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 
 static int status_left(void *arg)
 {
-	const struct reservation *res = arg;
-	char path[PATH_MAX];
-
-	return (size_t)snprintf(path, sizeof(path), "%s/%s", res->root, MDFIO_STATUS_NAME) < sizeof(path) &&
-	       mdfio_namespace_left(path);
+	return mdfio_namespace_left(((const struct reservation *)arg)->dirfd);
 }
 
 void mdfio_job_ended(const char *root)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -117,20 +118,46 @@ static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 		snprintf(msg + n, msglen - n, " has started");
 }
 
+/* A read_only benchmark reads and writes nothing but objects it only
+ * reads, so on a read-only file system, where nobody can change the
+ * namespace under it either, the barrier has nothing to order: the ranks of
+ * one fio start together anyway (fio releases a job's clones at once). The
+ * ranks of several fio processes cannot meet without writing, and are
+ * refused rather than started unsynchronised; so is everything that would
+ * write. */
+int mdfio_check_read_only_root(struct mdfio_job *j)
+{
+	struct statvfs vfs;
+
+	if (fstatvfs(j->root_fd, &vfs) || !(vfs.f_flag & ST_RDONLY))
+		return 0;
+	j->ro_root = 1;
+	if (j->phase != MDFIO_BENCHMARK || !j->read_only)
+		return mdfio_error("directory=%s is on a read-only file system: phase=%s%s writes there (only a read_only=1 benchmark runs on a read-only namespace)",
+				   j->root, mdfio_phase_name(j->phase),
+				   j->phase == MDFIO_BENCHMARK ? " without read_only=1" : "");
+	if (j->ranks != j->per_host)
+		return mdfio_error("directory=%s is on a read-only file system, where the ranks of several fio processes cannot meet at the barrier (%s): run read_only=1 from one fio, or mount it read-write",
+				   j->root, MDFIO_RANKFILE_NAME);
+	if (j->log_prefix[0])
+		return mdfio_error("latency_log=%s: on a read-only file system no status tells the last rank out to merge the logs; run without latency_log, or mount %s read-write",
+				   j->log_prefix, j->root);
+	return 0;
+}
+
 int mdfio_join_run(struct mdfio_job *j)
 {
 	char msg[1024];
 
-	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j->root_fd < 0)
-		return mdfio_error("directory=%s: %s", j->root, strerror(errno));
+	if (j->ro_root) {
+		/* a run id no record can hold: no rank counts as ours */
+		snprintf(j->run, sizeof(j->run), "read-only");
+		return 0;
+	}
 	if (mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
 					  j->per_host, j->host, mdfio_reservation(j->root),
-					  msg, sizeof(msg))) {
-		close(j->root_fd);
-		j->root_fd = -1;
+					  msg, sizeof(msg)))
 		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
-	}
 	return 0;
 }
 
@@ -138,6 +165,8 @@ int mdfio_abort_run(struct mdfio_job *j)
 {
 	char why[1024];
 
+	if (j->ro_root)
+		return 1;
 	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
 		 j->rank, j->host, mdfio_last_error());
 	mdfio_rankfile_abort(&j->rankfile, why);
@@ -151,6 +180,8 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
 	uint64_t barrier;
 
+	if (j->ro_root)
+		return 0;
 	/* every rank of a barrier must be entering the same phase and repeat */
 	snprintf(phase, sizeof(phase), "%s-%u%s", mdfio_phase_name(j->phase),
 		 j->ph->advances ? repeat : 0, step ? "-go" : "");
@@ -168,12 +199,10 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 
 static int namespace_left(void *arg)
 {
-	return mdfio_namespace_left(((struct mdfio_job *)arg)->status_path);
+	return mdfio_namespace_left(((struct mdfio_job *)arg)->root_fd);
 }
 
 void mdfio_leave_run(struct mdfio_job *j)
 {
 	mdfio_rankfile_release(&j->rankfile, j->root_fd, namespace_left, j);
-	close(j->root_fd);
-	j->root_fd = -1;
 }

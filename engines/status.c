@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const char *const state_names[] = {
@@ -36,16 +37,25 @@ char *mdfio_status_format(const struct mdfio_status *st)
 	if (!buf)
 		return NULL;
 	n = (size_t)snprintf(buf, len,
-		"mdfio-status 1\nranks %" PRIu32 "\ndatasets %" PRIu32
+		"mdfio-status 2\nranks %" PRIu32 "\ndatasets %" PRIu32
 		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
 		"\nstart-index %" PRIu64 "\nleft %" PRIu32 " %s\n", st->ranks,
 		st->datasets, st->precreate, st->object_size, st->start,
 		st->left, st->left_run[0] ? st->left_run : "-");
-	for (r = 0; r < st->ranks; r++)
+	for (r = 0; r < st->ranks; r++) {
+		const struct mdfio_rank_rec *rec = &st->rank[r];
+		char steps[24];
+
+		/* unknown stays unknown when an old file is rewritten */
+		if (rec->steps == MDFIO_STEPS_UNKNOWN)
+			snprintf(steps, sizeof(steps), "?");
+		else
+			snprintf(steps, sizeof(steps), "%" PRIu64, rec->steps);
 		n += (size_t)snprintf(buf + n, len - n,
-			"rank %" PRIu32 " %s %" PRIu64 " %s\n", r,
-			state_names[st->rank[r].state], st->rank[r].pos,
-			st->rank[r].run[0] ? st->rank[r].run : "-");
+			"rank %" PRIu32 " %s %" PRIu64 " %s %s\n", r,
+			state_names[rec->state], rec->pos, steps,
+			rec->run[0] ? rec->run : "-");
+	}
 	return buf;
 }
 
@@ -78,11 +88,16 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	uint64_t v[5];
 	const char *p = text;
 	uint32_t r;
-	int i;
+	int i, version;
 
 	memset(st, 0, sizeof(*st));
-	if (strncmp(p, "mdfio-status 1\n", 15)) {
-		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' first line)");
+	/* version 1 has no steps in its rank lines */
+	if (!strncmp(p, "mdfio-status 1\n", 15)) {
+		version = 1;
+	} else if (!strncmp(p, "mdfio-status 2\n", 15)) {
+		version = 2;
+	} else {
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' or '2' first line)");
 		return -1;
 	}
 	p += 15;
@@ -121,14 +136,28 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		return -1;
 	}
 	for (r = 0; r < st->ranks; r++) {
-		char state[16], run[MDFIO_RUN_LEN];
+		char state[16], run[MDFIO_RUN_LEN], steps[24] = "?", *end;
 		unsigned long long pos;
 		unsigned int rr;
-		int used = 0, s;
+		int used = 0, s, ok;
 
-		if (sscanf(p, "rank %u %15s %llu %63s%n", &rr, state, &pos,
-			   run, &used) != 4 || rr != r || p[used] != '\n') {
+		if (version == 1)
+			ok = sscanf(p, "rank %u %15s %llu %63s%n", &rr, state, &pos,
+				    run, &used) == 4;
+		else
+			ok = sscanf(p, "rank %u %15s %llu %23s %63s%n", &rr, state, &pos,
+				    steps, run, &used) == 5;
+		if (!ok || rr != r || p[used] != '\n') {
 			mdfio_reason(msg, msglen, "malformed or missing line for rank %" PRIu32, r);
+			goto err;
+		}
+		errno = 0;
+		st->rank[r].steps = strtoull(steps, &end, 10);
+		if (!strcmp(steps, "?")) {
+			st->rank[r].steps = MDFIO_STEPS_UNKNOWN;
+		} else if (errno || *end || steps[0] < '0' || steps[0] > '9' ||
+			   st->rank[r].steps == MDFIO_STEPS_UNKNOWN) {
+			mdfio_reason(msg, msglen, "malformed steps '%s' for rank %" PRIu32, steps, r);
 			goto err;
 		}
 		p += used + 1;
@@ -234,6 +263,41 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 	return 0;
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t k;
+	int old = 0;
+
+	/* below the positions are objects whose delete failed in an earlier
+	 * benchmark: mdfio made every index from the start on */
+	*lo = st->start;
+	*hi = 0;
+	for (k = 0; k < st->ranks; k++) {
+		const struct mdfio_rank_rec *rec = &st->rank[k];
+		uint64_t steps = rec->steps;
+
+		/* a benchmark's creates reach s+P+I-1; a recovery of one keeps
+		 * its I */
+		if (steps == MDFIO_STEPS_UNKNOWN) {
+			int busy = rec->state == MDFIO_RS_BENCHMARKING ||
+				   rec->state == MDFIO_RS_CLEANING;
+
+			steps = busy ? st->precreate : 0;
+			old |= busy;
+		}
+		if (rec->pos < *lo)
+			*lo = rec->pos;
+		if (add_sat(add_sat(rec->pos, st->precreate), steps) > *hi)
+			*hi = add_sat(add_sat(rec->pos, st->precreate), steps);
+	}
+	return old;
+}
+
 static int write_all(int fd, const char *buf, size_t len)
 {
 	size_t done = 0;
@@ -251,19 +315,19 @@ static int write_all(int fd, const char *buf, size_t len)
 	return ftruncate(fd, (off_t)len) ? errno : 0;
 }
 
-int mdfio_status_create(const char *path, const struct mdfio_status *st)
+int mdfio_status_create(int dirfd, const struct mdfio_status *st)
 {
-	char tmp[4200];
+	char tmp[64];
 	char *text;
 	int fd, err;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path,
-			     (long)getpid()) >= sizeof(tmp))
-		return ENAMETOOLONG;
+	/* the thread's id: clones running as threads share a pid */
+	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", MDFIO_STATUS_NAME,
+		 (long)syscall(SYS_gettid));
 	text = mdfio_status_format(st);
 	if (!text)
 		return ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(text);
 		return errno;
@@ -274,27 +338,57 @@ int mdfio_status_create(const char *path, const struct mdfio_status *st)
 		err = errno;
 	close(fd);
 	/* link() fails with EEXIST instead of replacing: a concurrent clone or
-	 * a foreign file of that name is never overwritten */
-	if (!err && link(tmp, path))
+	 * a foreign file of that name (a symlink too) is never overwritten */
+	if (!err && linkat(dirfd, tmp, dirfd, MDFIO_STATUS_NAME, 0))
 		err = errno;
-	unlink(tmp);
+	unlinkat(dirfd, tmp, 0);
 	return err;
 }
 
-int mdfio_status_lock(const char *path, int *fd)
+int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 {
-	*fd = open(path, O_RDWR | O_CLOEXEC);
-	if (*fd < 0)
-		return errno;
-	while (flock(*fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int err = errno;
+	struct stat sb;
+	int err;
 
+	/* looked at first, so that nothing but a regular file is ever
+	 * opened (opening a device or a FIFO may act on it) */
+	if (fstatat(dirfd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
+		err = errno;
+		if (err != ENOENT)
+			mdfio_reason(msg, msglen, "cannot look at it: %s", strerror(err));
+		return err;
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		mdfio_reason(msg, msglen, "a symlink, which mdfio never follows: refusing to touch it");
+		return ELOOP;
+	}
+	if (!S_ISREG(sb.st_mode))
+		goto not_regular;
+	*fd = openat(dirfd, MDFIO_STATUS_NAME, (shared ? O_RDONLY : O_RDWR) |
+		     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0) {
+		err = errno;
+		if (err != ENOENT)
+			mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
+		return err;
+	}
+	/* replaced between the look and the open */
+	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(*fd);
+		goto not_regular;
+	}
+	while (flock(*fd, shared ? LOCK_SH : LOCK_EX)) {
+		if (errno != EINTR) {
+			err = errno;
 			close(*fd);
+			mdfio_reason(msg, msglen, "cannot lock it: %s", strerror(err));
 			return err;
 		}
 	}
 	return 0;
+not_regular:
+	mdfio_reason(msg, msglen, "not a regular file, so not mdfio's status file: refusing to touch it");
+	return EINVAL;
 }
 
 int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,

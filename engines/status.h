@@ -22,9 +22,15 @@ enum mdfio_rank_state {
 	MDFIO_RS_CLEANED,
 };
 
+/* A rank record's steps when the file predates them (mdfio-status 1) */
+#define MDFIO_STEPS_UNKNOWN UINT64_MAX
+
 struct mdfio_rank_rec {
 	enum mdfio_rank_state state;
 	uint64_t pos;			/* FIFO start index s of this rank */
+	/* I of the benchmark it is in, was interrupted in, or is being
+	 * recovered from (objects s+P .. s+P+I-1 may exist); else 0 */
+	uint64_t steps;
 	char run[MDFIO_RUN_LEN];	/* job that last changed the record */
 };
 
@@ -54,11 +60,23 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		       uint32_t rank, const char *run, uint64_t advance,
 		       uint64_t *pos, int *recover, char *msg, size_t msglen);
 
-/* File operations. create writes a new status atomically (temporary file +
- * link) and fails with EEXIST if one is there. lock opens and flock()s an
- * existing one (ENOENT if none); read/write operate on the locked fd. */
-int mdfio_status_create(const char *path, const struct mdfio_status *st);
-int mdfio_status_lock(const char *path, int *fd);
+/* The indices [*lo, *hi) an object mdfio made can have in any dataset of a
+ * namespace whose status cannot be trusted: from the namespace's start
+ * index (a delete that failed leaves an object below the position) to the
+ * furthest any benchmark in progress could have created (its position + P
+ * + I). Returns 1 if a record predates the steps field: its I is then taken
+ * as P, the most the rule I <= P allows. */
+int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *hi);
+
+/* File operations on the status in directory dirfd (the root), never
+ * through a symlink. create writes a new status atomically (temporary file +
+ * link, both in dirfd) and fails with EEXIST if one is there. lock opens and
+ * flock()s an existing one: 0, ENOENT if there is none, else an errno value
+ * with a one-line reason in msg (a symlink or anything but a regular file is
+ * refused); shared: read-only, a shared lock. read/write operate on the
+ * locked fd. */
+int mdfio_status_create(int dirfd, const struct mdfio_status *st);
+int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen);
 int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen);
 int mdfio_status_write(int fd, const struct mdfio_status *st);

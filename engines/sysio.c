@@ -10,18 +10,20 @@
  * write and close keep taking their thread-cancellation path in the child
  * (its cost per step: bench/run --only callgrind). syscall() makes the same
  * system calls without it (and, like them, returns -1 and sets errno);
- * strace sees exactly what md-workbench's calls produce. */
+ * strace sees md-workbench's calls in md-workbench's order, on names
+ * relative to the dataset's descriptor instead of full paths. */
 
-int mdfio_sys_open_read(const char *path, int extra_flags)
+int mdfio_sys_open_read(int dfd, const char *name, int extra_flags)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
-			    O_RDONLY | O_CLOEXEC | extra_flags, 0);
+	return (int)syscall(SYS_openat, dfd, name,
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0);
 }
 
-int mdfio_sys_open_create(const char *path, int extra_flags)
+int mdfio_sys_open_create(int dfd, const char *name, int extra_flags)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
-			    O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | extra_flags, 0664);
+	return (int)syscall(SYS_openat, dfd, name,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extra_flags,
+			    0664);
 }
 
 int mdfio_sys_close(int fd)
@@ -29,23 +31,19 @@ int mdfio_sys_close(int fd)
 	return syscall(SYS_close, fd) ? errno : 0;
 }
 
-int mdfio_sys_stat(const char *path, uint64_t *size)
+int mdfio_sys_stat(int dfd, const char *name, uint64_t *size)
 {
 	struct stat sb;
 
-	if (syscall(SYS_newfstatat, AT_FDCWD, path, &sb, 0))
+	if (syscall(SYS_newfstatat, dfd, name, &sb, AT_SYMLINK_NOFOLLOW))
 		return errno;
 	*size = (uint64_t)sb.st_size;
 	return 0;
 }
 
-int mdfio_sys_unlink(const char *path)
+int mdfio_sys_unlink(int dfd, const char *name)
 {
-#ifdef SYS_unlink
-	return syscall(SYS_unlink, path) ? errno : 0;
-#else
-	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) ? errno : 0;
-#endif
+	return syscall(SYS_unlinkat, dfd, name, 0) ? errno : 0;
 }
 
 /* Transfers all size bytes with SYS_read or SYS_write: 0, an errno value,
@@ -70,8 +68,8 @@ static int transfer(long nr, int fd, const void *buf, size_t size)
 static int open_transfer_close(struct mdfio_req *req)
 {
 	int create = req->op == MDFIO_OP_CREATE;
-	int fd = create ? mdfio_sys_open_create(req->path, 0)
-			: mdfio_sys_open_read(req->path, 0);
+	int fd = create ? mdfio_sys_open_create(req->dfd, req->name, 0)
+			: mdfio_sys_open_read(req->dfd, req->name, 0);
 	int err, cerr;
 
 	if (fd < 0)
@@ -86,9 +84,9 @@ int mdfio_sys_perform(struct mdfio_req *req)
 {
 	switch (req->op) {
 	case MDFIO_OP_STAT:
-		return mdfio_sys_stat(req->path, &req->st_size);
+		return mdfio_sys_stat(req->dfd, req->name, &req->st_size);
 	case MDFIO_OP_DELETE:
-		return mdfio_sys_unlink(req->path);
+		return mdfio_sys_unlink(req->dfd, req->name);
 	default:
 		return open_transfer_close(req);
 	}

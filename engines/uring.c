@@ -92,14 +92,15 @@ static void prep_xfer(struct uring *ur, struct io_uring_sqe *sqe, int fd,
 static void prep_open(struct io_uring_sqe *sqe, struct mdfio_req *r, int direct,
 		      unsigned int slot)
 {
-	/* md-workbench's flags; a direct descriptor cannot be O_CLOEXEC */
-	int flags = r->op == MDFIO_OP_READ ? O_RDONLY
-					   : O_RDWR | O_CREAT | O_EXCL;
+	/* md-workbench's flags, never through a symlink; a direct descriptor
+	 * cannot be O_CLOEXEC */
+	int flags = (r->op == MDFIO_OP_READ ? O_RDONLY
+					    : O_RDWR | O_CREAT | O_EXCL) | O_NOFOLLOW;
 
 	if (direct)
-		io_uring_prep_openat_direct(sqe, AT_FDCWD, r->path, flags, 0664, slot);
+		io_uring_prep_openat_direct(sqe, r->dfd, r->name, flags, 0664, slot);
 	else
-		io_uring_prep_openat(sqe, AT_FDCWD, r->path, flags | O_CLOEXEC, 0664);
+		io_uring_prep_openat(sqe, r->dfd, r->name, flags | O_CLOEXEC, 0664);
 }
 
 /* Prepares the next submission of unit u's request. */
@@ -111,10 +112,11 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 
 	if (r->op == MDFIO_OP_STAT) {
 		sqe = sqe_for(ur, s, TAG_ONE);
-		io_uring_prep_statx(sqe, AT_FDCWD, r->path, 0, STATX_SIZE, &s->stx);
+		io_uring_prep_statx(sqe, r->dfd, r->name, AT_SYMLINK_NOFOLLOW, STATX_SIZE,
+				    &s->stx);
 	} else if (r->op == MDFIO_OP_DELETE) {
 		sqe = sqe_for(ur, s, TAG_ONE);
-		io_uring_prep_unlinkat(sqe, AT_FDCWD, r->path, 0);
+		io_uring_prep_unlinkat(sqe, r->dfd, r->name, 0);
 	} else if (ur->linked) {
 		sqe = sqe_for(ur, s, TAG_OPEN);
 		prep_open(sqe, r, 1, u->index);
@@ -307,8 +309,9 @@ static int need_opcodes(struct io_uring *ring, int regbufs)
 }
 
 /* Direct descriptors: one table slot per unit. Opening the root directory
- * into slot 0 proves the kernel can (openat into a slot: Linux 5.15). */
-static int need_direct(struct uring *ur, const char *root, unsigned int n)
+ * (again, from its descriptor) into slot 0 proves the kernel can (openat
+ * into a slot: Linux 5.15). */
+static int need_direct(struct uring *ur, int root_fd, unsigned int n)
 {
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -318,7 +321,7 @@ static int need_direct(struct uring *ur, const char *root, unsigned int n)
 		return mdfio_error("linked=1: cannot register %u direct descriptors: %s; set linked=0",
 				 n, strerror(-ret));
 	sqe = io_uring_get_sqe(&ur->ring);
-	io_uring_prep_openat_direct(sqe, AT_FDCWD, root, O_RDONLY | O_DIRECTORY, 0, 0);
+	io_uring_prep_openat_direct(sqe, root_fd, ".", O_RDONLY | O_DIRECTORY, 0, 0);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 0;
 	sqe = io_uring_get_sqe(&ur->ring);
@@ -368,7 +371,7 @@ static void uring_exit(void *priv)
 	free(ur);
 }
 
-static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
+static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
 	struct uring_options *o = td->eo;
@@ -403,7 +406,7 @@ static int uring_setup_ring(struct thread_data *td, struct mdfio_unit *units,
 		return 1;
 	if (ur->linked && !(p.features & IORING_FEAT_CQE_SKIP))
 		return mdfio_error("linked=1: this kernel's io_uring cannot skip completions (IORING_FEAT_CQE_SKIP, Linux 5.17); set linked=0");
-	if (ur->linked && need_direct(ur, td->o.directory, n))
+	if (ur->linked && need_direct(ur, root_fd, n))
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
 		return 1;

@@ -2,10 +2,11 @@
 through the plain calls, and direct=1 with objects of any size."""
 import os
 import re
+import subprocess
 
 import pytest
 
-from conftest import expected, job, namespace, run_fio
+from conftest import expected, job, namespace, need_root, run_fio
 
 
 def trace_lines(root, tmp_path, phase, opts):
@@ -13,7 +14,7 @@ def trace_lines(root, tmp_path, phase, opts):
     # one file per process: no call of one is split by another's
     run_fio(job([phase], root, engine="aio", **opts), tmp_path, check=True,
             prefix=["strace", "-ff", "-qq", "-o", str(trace), "-e",
-                    "trace=newfstatat,openat,read,write,pread64,pwrite64,close,unlink,ftruncate,"
+                    "trace=newfstatat,openat,read,write,pread64,pwrite64,close,unlink,unlinkat,ftruncate,"
                     "io_submit,io_getevents,io_setup"])
     return [line for f in sorted(tmp_path.glob(trace.name + ".*")) for line in f.read_text().splitlines()]
 
@@ -26,7 +27,7 @@ def object_fds(lines):
         if not m:
             continue
         name, args, ret = m.group(1), m.group(2), int(m.group(3))
-        if name == "openat" and "/file-" in args and ret >= 0:
+        if name == "openat" and '"file-' in args and ret >= 0:
             fds.add(ret)
             calls.append(("openat", args))
         elif name in ("read", "write", "pread64", "pwrite64", "ftruncate", "close") and \
@@ -46,8 +47,8 @@ def test_object_data_goes_through_io_submit(tmpfs, tmp_path):
     assert calls.count("openat") == calls.count("close") == 60
     assert not {"read", "write", "pread64", "pwrite64"} & set(calls)
     assert sum(l.startswith("io_submit(") for l in lines) == 60
-    assert sum("newfstatat(" in l and "/file-" in l for l in lines) == 20
-    assert sum("unlink(" in l and "/file-" in l for l in lines) == 20
+    assert sum("newfstatat(" in l and '"file-' in l for l in lines) == 20
+    assert sum("unlinkat(" in l and '"file-' in l for l in lines) == 20
     run_fio(job(["cleanup"], tmpfs, engine="aio", **opts), tmp_path, check=True)
 
 
@@ -84,3 +85,25 @@ def test_direct_is_refused_where_it_would_be_ignored(tmpfs, tmp_path, engine):
     assert len(lines) == 1 and f"direct=1: mdfio-{engine} does not open objects with O_DIRECT; use mdfio-aio" \
         in lines[0], run.stderr
     assert os.listdir(tmpfs) == []
+
+
+@pytest.fixture
+def ramfs(tmp_path):
+    """A ramfs: a file system without O_DIRECT, which creates a file opened
+    with O_CREAT|O_DIRECT before it refuses the open."""
+    need_root("mounts a ramfs")
+    root = tmp_path / "ramfs"
+    root.mkdir()
+    proc = subprocess.run(["mount", "-t", "ramfs", "ramfs", str(root)], capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip(f"cannot mount a ramfs: {proc.stderr.strip()}")
+    yield root
+    subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def test_a_refused_direct_leaves_no_probe_file(ramfs, tmp_path):
+    run = run_fio(job(["precreate"], ramfs, engine="aio", direct=1), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"direct=1: {ramfs} does not take O_DIRECT" in lines[0], run.stderr
+    assert os.listdir(ramfs) == []

@@ -173,16 +173,15 @@ def parent_of(pid):
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, engine):
-    jobfile = tmp_path / "big.fio"
-    jobfile.write_text(job(["precreate"], tmpfs, numjobs=2, datasets=2, precreate_per_set=200000, bs=64, engine=engine))
+def kill_fio_when(jobtext, tmp_path, ready):
+    """Starts fio on jobtext and kills it and its job processes with
+    SIGKILL once ready() holds (within 60 s)."""
+    jobfile = tmp_path / "killed.fio"
+    jobfile.write_text(jobtext)
     proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60
-    while time.time() < deadline:
-        ns = namespace(tmpfs)
-        if sum(len(v) for v in ns.values()) > 1000:
-            break
+    while time.time() < deadline and not ready():
         time.sleep(0.05)
     # fio puts each job process in a group of its own: kill them by parent
     kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == proc.pid]
@@ -190,15 +189,111 @@ def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, eng
         os.kill(pid, signal.SIGKILL)
     proc.wait()
     time.sleep(0.2)
+
+
+def entries(root):
+    """Every path under root, relative, without following symlinks."""
+    return sorted(str(Path(dp, n).relative_to(root)) for dp, dns, fns in os.walk(root) for n in dns + fns)
+
+
+def recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=()):
+    """Cleanup of an interrupted namespace with files mdfio did not make in
+    0_0: an object name far past any window, a plain name, a symlink under
+    an object name inside the window (to a victim outside), and extra
+    regular files. They survive and are named, all mdfio made is gone, the
+    run fails; without them, a second cleanup removes the rest."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    ds = tmpfs / "0_0"
+    (ds / "file-999999").write_text("foreign")
+    (ds / "notes.txt").write_text("foreign")
+    (ds / "file-199999").symlink_to(victim)
+    for name in extra:
+        (ds / name).write_text("foreign")
+    foreign = sorted(["file-999999", "notes.txt", "file-199999", *extra])
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
+    assert run.rc != 0
+    assert entries(tmpfs) == ["0_0"] + [f"0_0/{n}" for n in foreign] + ["mdfio.ranks", "mdfio.status"]
+    lines = run.mdfio_lines()
+    assert sum(f"rank 0 cleanup: left {len(foreign)} entries in its datasets (first: {tmpfs}/0_0/" in l
+               for l in lines) == 1, run.stderr
+    assert sum(f"cannot remove dataset {tmpfs}/0_0: Directory not empty" in l for l in lines) == 1, run.stderr
+    assert victim.read_text() == "precious"
+    for name in foreign:
+        (ds / name).unlink()
+    run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, engine):
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
+    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path,
+                  lambda: sum(len(v) for v in namespace(tmpfs).values()) > 1000)
     left = sum(len(v) for v in namespace(tmpfs).values())
     assert 1000 < left < 800000
-    opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
     run = run_fio(job(["benchmark"], tmpfs, steps_per_set=10, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     assert any("interrupted while precreating" in l and "run phase=cleanup" in l for l in run.mdfio_lines()), run.stderr
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
     assert sum(j["trim"]["total_ios"] for j in run.jobs()) == left
+
+
+def test_recovery_after_a_crashed_precreate_leaves_foreign_files(tmpfs, tmp_path, engine):
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
+    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path,
+                  lambda: sum(len(v) for v in namespace(tmpfs).values()) > 1000)
+    recover_with_foreign_files(tmpfs, tmp_path, engine, opts)
+
+
+def test_recovery_after_a_crashed_benchmark_leaves_foreign_files(tmpfs, tmp_path, engine):
+    """A benchmark at 0 with I = P = 3000 killed midway has deleted some of
+    0 .. 2999 and created some of 3000 .. 5999: recovery removes exactly
+    those, and leaves file-6000, one past them."""
+    p = 3000
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=p, steps_per_set=p, bs=64)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
+    kill_fio_when(job(["benchmark"], tmpfs, thinktime=500, **opts, engine=engine), tmp_path,
+                  lambda: sum(i >= p for i in namespace(tmpfs)["0_0"]) > 100)
+    ns = namespace(tmpfs)
+    assert any(i >= p for i in ns["0_0"]) and any(i < p for i in ns["0_0"]), ns["0_0"][:5]
+    assert " benchmarking 0 3000 " in (tmpfs / "mdfio.status").read_text()
+    recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=["file-6000"])
+
+
+@pytest.mark.parametrize("version,deleted,kept", [
+    (2, ["file-10"], ["file-11", "file-16", "file-8", "file-9"]),
+    # no steps in the file: I taken as P = 8, so objects up to 15
+    (1, ["file-10", "file-11"], ["file-16", "file-8", "file-9"]),
+])
+def test_recovery_deletes_regular_objects_in_the_window_only(tmpfs, tmp_path, version, deleted, kept):
+    """Rank 0 interrupted in a benchmark at 0 with I = 3 (P = 8): objects can
+    be 0 .. 10. A symlink and a directory under object names stay."""
+    opts = dict(datasets=1, precreate_per_set=8, steps_per_set=3)
+    run_fio(job(["precreate"], tmpfs, **opts), tmp_path, check=True)
+    status = tmpfs / "mdfio.status"
+    text = status.read_text().replace(" ready 0 0 ", " benchmarking 0 3 ")
+    if version == 1:
+        text = text.replace("mdfio-status 2", "mdfio-status 1").replace(" benchmarking 0 3 ", " benchmarking 0 ")
+    status.write_text(text)
+    ds = tmpfs / "0_0"
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    for name in ("file-10", "file-11", "file-16"):
+        (ds / name).write_text("made here")
+    (ds / "file-9").symlink_to(victim)
+    (ds / "file-8").mkdir()
+    run = run_fio(job(["cleanup"], tmpfs, **opts), tmp_path, check=False)
+    assert run.rc != 0
+    left = sorted(os.listdir(ds))
+    assert all(n not in left for n in deleted) and all(n in left for n in kept), left
+    assert not [n for n in left if n not in ("file-8", "file-9", "file-11", "file-16")], left
+    lines = run.mdfio_lines()
+    hi = 15 if version == 1 else 10
+    assert any(f"rank 0 cleanup: left {len(left)} entries" in l and f"0 <= i <= {hi}" in l for l in lines), run.stderr
+    assert victim.read_text() == "precious"
+    assert sum("predates mdfio-status 2" in l and "up to index 15" in l for l in lines) == (version == 1), \
+        run.stderr
 
 
 @pytest.mark.parametrize("iodepth", [1, 16])

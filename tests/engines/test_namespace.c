@@ -73,6 +73,15 @@ static void test_names(void)
 	n = mdfio_object_path(buf, sizeof(buf), n, 0);
 	CHECK(!strcmp(buf, "o/4294967295_4294967295/file-0"), "zero: %s", buf);
 	CHECK(!mdfio_dataset_path(buf, 20, "/a/very/long/root", 1, 1), "overflow accepted");
+	{
+		/* the longest names fill their buffers exactly */
+		char ds[MDFIO_DATASET_NAME_MAX], obj[MDFIO_OBJECT_NAME_MAX];
+
+		n = mdfio_dataset_name(ds, 4294967295u, 4294967295u);
+		CHECK(n + 1 == sizeof(ds) && !strcmp(ds, "4294967295_4294967295"), "dataset name: %s", ds);
+		n = mdfio_object_name(obj, UINT64_MAX);
+		CHECK(n + 2 == sizeof(obj) && !strcmp(obj, "file-18446744073709551615"), "object name: %s", obj);
+	}
 
 	CHECK(mdfio_parse_object_name("file-0", &idx) && idx == 0, "file-0");
 	CHECK(mdfio_parse_object_name("file-3901", &idx) && idx == 3901, "file-3901");

@@ -1,9 +1,11 @@
 /* The status file of engines/status.c: its text form, and the decision each
  * rank takes on entering a phase. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "status.h"
@@ -46,6 +48,58 @@ static void test_roundtrip(void)
 	      strstr(msg, "not an mdfio status file"), "foreign: %s", msg);
 	free(text);
 	mdfio_status_free(&st);
+}
+
+static void test_steps(void)
+{
+	struct mdfio_status st = make(3, MDFIO_RS_READY, 40, "r"), back;
+	char msg[256], *text;
+	uint64_t lo, hi;
+
+	st.rank[1].state = MDFIO_RS_BENCHMARKING;
+	st.rank[1].steps = 7;
+	st.rank[2].steps = MDFIO_STEPS_UNKNOWN;
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 2\n", 15), "version: %s", text);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)), "parse: %s", msg);
+	CHECK(back.rank[0].steps == 0 && back.rank[1].steps == 7 &&
+	      back.rank[2].steps == MDFIO_STEPS_UNKNOWN, "steps round trip");
+	free(text);
+	mdfio_status_free(&back);
+	CHECK(mdfio_status_parse("mdfio-status 2\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 x7 r\n",
+				 &back, msg, sizeof(msg)) && strstr(msg, "steps"), "bad steps: %s", msg);
+
+	/* a namespace started at 5, with a benchmark at 40 with I = 7
+	 * interrupted in every rank: objects 5 .. 40+100+7-1 (those below 40
+	 * are left by deletes that failed); the same when the others finished
+	 * theirs (at 47) */
+	st.start = 5;
+	st.rank[0].state = st.rank[2].state = MDFIO_RS_BENCHMARKING;
+	st.rank[0].steps = st.rank[2].steps = 7;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 5 && hi == 147, "window %llu %llu",
+	      (unsigned long long)lo, (unsigned long long)hi);
+	st.rank[0].state = st.rank[2].state = MDFIO_RS_READY;
+	st.rank[0].pos = st.rank[2].pos = 47;
+	st.rank[0].steps = st.rank[2].steps = 0;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 5 && hi == 147, "window, others done");
+	/* an interrupted precreate at the start index */
+	st.rank[0].pos = st.rank[1].pos = st.rank[2].pos = 5;
+	st.rank[1].state = MDFIO_RS_PRECREATING;
+	st.rank[1].steps = 0;
+	CHECK(!mdfio_status_window(&st, &lo, &hi) && lo == 5 && hi == 105, "precreate window");
+	mdfio_status_free(&st);
+
+	/* a file of version 1: steps unknown, a benchmarking rank's taken as P */
+	CHECK(!mdfio_status_parse("mdfio-status 1\nranks 2\ndatasets 1\nprecreate-per-set 4\n"
+				  "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 3 r\n"
+				  "rank 1 benchmarking 0 r\n", &back, msg, sizeof(msg)), "v1: %s", msg);
+	CHECK(back.rank[0].steps == MDFIO_STEPS_UNKNOWN, "v1 steps unknown");
+	CHECK(mdfio_status_window(&back, &lo, &hi) && lo == 0 && hi == 8, "v1 window %llu %llu",
+	      (unsigned long long)lo, (unsigned long long)hi);
+	back.rank[1].state = MDFIO_RS_READY;
+	CHECK(!mdfio_status_window(&back, &lo, &hi) && lo == 0 && hi == 7, "v1 all ready");
+	mdfio_status_free(&back);
 }
 
 static void test_enter(void)
@@ -91,16 +145,17 @@ static void test_enter(void)
 
 static void test_file(void)
 {
-	char dir[] = "/tmp/mdfio-status-XXXXXX", path[256], msg[256];
+	char dir[] = "/tmp/mdfio-status-XXXXXX", victim[300], msg[256];
 	struct mdfio_status st = make(2, MDFIO_RS_READY, 7, "r"), back;
-	int fd;
+	struct stat sb;
+	int fd, dfd, vfd;
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/%s", dir, MDFIO_STATUS_NAME);
-	CHECK(mdfio_status_lock(path, &fd) == ENOENT, "lock missing");
-	CHECK(!mdfio_status_create(path, &st), "create");
-	CHECK(mdfio_status_create(path, &st) == EEXIST, "create twice");
-	CHECK(!mdfio_status_lock(path, &fd), "lock");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ENOENT, "lock missing");
+	CHECK(!mdfio_status_create(dfd, &st), "create");
+	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "create twice");
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
 	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 7, "read: %s", msg);
 	back.rank[1].pos = 1234567;
 	CHECK(!mdfio_status_write(fd, &back), "write");
@@ -108,14 +163,38 @@ static void test_file(void)
 	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "reread");
 	mdfio_status_unlock(fd);
 	mdfio_status_free(&back);
+	CHECK(!mdfio_status_lock(dfd, 1, &fd, msg, sizeof(msg)), "shared lock: %s", msg);
+	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "shared read");
+	CHECK(mdfio_status_write(fd, &back) != 0, "a shared lock writes");
+	mdfio_status_unlock(fd);
+	mdfio_status_free(&back);
+	CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0), "unlink");
+
+	/* never through a symlink, never anything but a regular file */
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	vfd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(write(vfd, "keep", 4) == 4, "victim");
+	close(vfd);
+	CHECK(!symlinkat("victim", dfd, MDFIO_STATUS_NAME), "symlink");
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ELOOP && strstr(msg, "symlink"),
+	      "a symlinked status: %s", msg);
+	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "created over a symlink");
+	CHECK(!stat(victim, &sb) && sb.st_size == 4, "the victim was written");
+	unlinkat(dfd, MDFIO_STATUS_NAME, 0);
+	unlink(victim);
+	CHECK(!mkfifoat(dfd, MDFIO_STATUS_NAME, 0644), "fifo");
+	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) && strstr(msg, "not a regular file"),
+	      "a FIFO: %s", msg);
+	unlinkat(dfd, MDFIO_STATUS_NAME, 0);
 	mdfio_status_free(&st);
-	unlink(path);
+	close(dfd);
 	CHECK(!rmdir(dir), "only the status file was left behind");
 }
 
 int main(void)
 {
 	test_roundtrip();
+	test_steps();
 	test_enter();
 	test_file();
 	return check_result();
