@@ -54,6 +54,7 @@ static int engine_setup(struct thread_data *td)
 	 * the options are known here; init() corrects it for a recovery */
 	if (!td->files || !td->o.nr_files)
 		return 0;
+	mdfio_share_errors();
 	/* one job's refused option stops every mdfio job of the run here,
 	 * before any of them starts */
 	if (mdfio_check_run(td, backend->direct))

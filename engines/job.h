@@ -162,6 +162,9 @@ uint64_t mdfio_phase_units(const struct mdfio_options *eo);
 /* In fio's main process: refuses (one line for all, 1 for every job of the
  * root) a jobfile without a benchmark section for each repeat it wants */
 int mdfio_check_jobfile(struct thread_data *td);
+/* In fio's main process, before it forks its jobs: from then on a line
+ * mdfio_error printed once in this fio is not printed again */
+void mdfio_share_errors(void);
 /* the last line mdfio_error printed in this thread */
 const char *mdfio_last_error(void);
 /* copies the value of a "value|default" option into out; one line and 1

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fio_options.h"
 #include "job.h"
@@ -17,6 +18,45 @@
 /* per thread: clones run as threads with thread=1 */
 static __thread char last_error[1024];
 
+/* The lines this fio has printed, shared by the processes it forks for its
+ * jobs: a refusal every clone of a job meets alike (a symlinked status
+ * file) is printed once, not once per clone. */
+struct said {
+	int lock;
+	unsigned int n;
+	char line[32][256];
+};
+static struct said *said;
+
+void mdfio_share_errors(void)
+{
+	void *p;
+
+	if (said)
+		return;
+	p = mmap(NULL, sizeof(*said), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		said = p;
+}
+
+/* Whether this fio has printed line already; if not, remembers it. */
+static int said_before(const char *line)
+{
+	unsigned int k;
+	int found = 0;
+
+	if (!said || strlen(line) >= sizeof(said->line[0]))
+		return 0;
+	while (__atomic_exchange_n(&said->lock, 1, __ATOMIC_ACQUIRE))
+		;
+	for (k = 0; k < said->n && !found; k++)
+		found = !strcmp(said->line[k], line);
+	if (!found && said->n < sizeof(said->line) / sizeof(said->line[0]))
+		snprintf(said->line[said->n++], sizeof(said->line[0]), "%s", line);
+	__atomic_store_n(&said->lock, 0, __ATOMIC_RELEASE);
+	return found;
+}
+
 int mdfio_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -24,7 +64,8 @@ int mdfio_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
-	log_err("mdfio: %s\n", last_error);
+	if (!said_before(last_error))
+		log_err("mdfio: %s\n", last_error);
 	return 1;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -69,6 +70,7 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 {
 	const char *root = td->o.directory;
 	struct reservation *res;
+	struct statvfs vfs;
 	char msg[1024];
 
 	/* a job set up in its own process (create_serialize=0) claims its
@@ -97,6 +99,13 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	res->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (res->dirfd < 0)
 		return 0;	/* the job's own checks name it */
+	/* nothing can change a namespace on a read-only mount, and nothing
+	 * can be reserved there: the jobs' checks say what runs */
+	if (!fstatvfs(res->dirfd, &vfs) && (vfs.f_flag & ST_RDONLY)) {
+		close(res->dirfd);
+		res->dirfd = -1;
+		return 0;
+	}
 	nr_held++;
 	res->first = first;
 	res->n = n;

@@ -174,6 +174,25 @@ int mdfio_abort_run(struct mdfio_job *j)
 	return 1;
 }
 
+/* Whether a failed barrier's reason is the refusal of a rank of this same
+ * fio (mdfio_abort_run's line), which that rank has printed already. */
+static int stopped_by_sibling(const struct mdfio_job *j, const char *msg)
+{
+	static const char *const forms[] = {
+		"rank %" SCNu32 " (host %255[^)]) cannot start:%c",
+		"this run stopped before this phase (rank %" SCNu32 " (host %255[^)]) cannot start:%c",
+	};
+	char host[256], c;
+	uint32_t r;
+	size_t k;
+
+	for (k = 0; k < sizeof(forms) / sizeof(forms[0]); k++)
+		if (sscanf(msg, forms[k], &r, host, &c) == 3)
+			return !strcmp(host, j->host) && r >= j->world.base &&
+			       r - j->world.base < j->per_host;
+	return 0;
+}
+
 int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		      unsigned int step, unsigned int timeout_s)
 {
@@ -189,6 +208,9 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 				   j->hosts[0] ? name_missing_hosts : NULL, j,
 				   msg, sizeof(msg))) {
 		mdfio_leave_run(j);
+		/* one line per fio: the refusing rank's own */
+		if (stopped_by_sibling(j, msg))
+			return 1;
 		return mdfio_error("%s: rank %" PRIu32 " (host %s): %s; nothing was started",
 				   j->root, j->rank, j->host, msg);
 	}
