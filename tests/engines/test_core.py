@@ -247,18 +247,18 @@ def test_recovery_after_a_crashed_precreate_leaves_foreign_files(tmpfs, tmp_path
 
 
 def test_recovery_after_a_crashed_benchmark_leaves_foreign_files(tmpfs, tmp_path, engine):
-    """A benchmark at 0 with I = P = 3000 killed midway has deleted some of
-    0 .. 2999 and created some of 3000 .. 5999: recovery removes exactly
-    those, and leaves file-6000, one past them."""
-    p = 3000
+    """A benchmark at 0 with I = P killed midway has deleted some of
+    0 .. P-1 and created some of P .. 2P-1: recovery removes exactly those,
+    and leaves file-2P, one past them."""
+    p = 20000    # a benchmark long enough to be killed in its middle
     opts = dict(numjobs=2, datasets=2, precreate_per_set=p, steps_per_set=p, bs=64)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    kill_fio_when(job(["benchmark"], tmpfs, thinktime=500, **opts, engine=engine), tmp_path,
+    kill_fio_when(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path,
                   lambda: sum(i >= p for i in namespace(tmpfs)["0_0"]) > 100)
     ns = namespace(tmpfs)
     assert any(i >= p for i in ns["0_0"]) and any(i < p for i in ns["0_0"]), ns["0_0"][:5]
-    assert " benchmarking 0 3000 " in (tmpfs / "mdfio.status").read_text()
-    recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=["file-6000"])
+    assert f" benchmarking 0 {p} " in (tmpfs / "mdfio.status").read_text()
+    recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=[f"file-{2 * p}"])
 
 
 @pytest.mark.parametrize("version,deleted,kept", [

@@ -59,8 +59,7 @@ def test_only_objects_are_null(tmpfs, tmp_path):
     # the protocol refuses what it refuses under any engine
     again = run_fio(job(["precreate"], tmpfs, engine="null", **opts), tmp_path, check=False)
     lines = again.mdfio_lines()
-    assert again.rc != 0 and len(lines) == N and all("a namespace already exists" in l for l in lines), \
-        again.stderr
+    assert again.rc != 0 and len(lines) == 1 and "a namespace already exists" in lines[0], again.stderr
     run_fio(job(["cleanup"], tmpfs, engine="null", **opts), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
 
