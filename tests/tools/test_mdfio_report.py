@@ -364,6 +364,20 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     assert "process is missing" in proc.stderr
 
 
+@pytest.mark.parametrize("literal, needle", [("NaN", "NaN in it"), ("-Infinity", "-Infinity in it"),
+                                             ("1e400", "beyond any number"), ("1" * 21, "longer than fio writes")])
+def test_numbers_fio_never_writes(runs, tmp_path, literal, needle):
+    """fio prints integers with %lld and floats with %f: Python's json
+    would take NaN and Infinity, and make inf of 1e400."""
+    good = runs["n1"][0].read_text()
+    path = tmp_path / "number.json"
+    path.write_text(re.sub(r'"runtime" : \d+', f'"runtime" : {literal}', good, count=1))
+    for fmt in ([], ["--json"], ["--csv"]):
+        proc = report(path, *fmt)
+        one_line_exit_2(proc, str(path))
+        assert needle in proc.stderr
+
+
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
     """Only input of another structure is reported as bad input; a
     programming error inside the figures propagates (a traceback)."""

@@ -5,6 +5,7 @@ JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -41,9 +42,36 @@ def error_line(tool, where, e):
     return f"{tool}: {msg}"
 
 
+def decoder(name):
+    """A JSON decoder for fio's output, which prints integers with %lld and
+    floats with %f: NaN, Infinity, floats beyond a double and integers of
+    more than 20 characters are refused, naming the file (Python's json
+    takes the first two, and makes inf of the third)."""
+    def constant(text):
+        raise BadInput(f"{name}: {text} in it: not a number fio writes (it prints finite numbers)")
+
+    def number(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise BadInput(f"{name}: {short(text)} in it: beyond any number fio writes")
+        return value
+
+    def integer(text):
+        if len(text) > 20:
+            raise BadInput(f"{name}: {short(text)} in it: an integer longer than fio writes (64 bits)")
+        return int(text)
+    return json.JSONDecoder(parse_constant=constant, parse_float=number, parse_int=integer)
+
+
+def short(value, limit=40):
+    """A value of the input for a message: its repr, cut to limit characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def read_documents(text, name):
     """All JSON documents in text; engine or fio messages may stand between."""
-    docs, dec, pos = [], json.JSONDecoder(), 0
+    docs, dec, pos = [], decoder(name), 0
     for m in re.finditer(r"^\{", text, re.M):
         if m.start() < pos:
             continue
