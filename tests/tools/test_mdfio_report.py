@@ -378,6 +378,50 @@ def test_numbers_fio_never_writes(runs, tmp_path, literal, needle):
         assert needle in proc.stderr
 
 
+def _first_job(doc):
+    return doc["jobs"][0]
+
+
+def _fewer_stats_made(doc):
+    bench = next(j for j in doc["jobs"] if j["sync"]["lat_ns"]["N"])
+    bench["sync"]["total_ios"] = bench["sync"]["lat_ns"]["N"] - 1
+
+
+# a change to a real run's JSON that fio could not have written, and what
+# the one line says
+INCONSISTENT = {
+    "negative count": (lambda d: _first_job(d)["write"]["clat_ns"].update(N=-1), "'N' is -1"),
+    "float count": (lambda d: _first_job(d)["write"].update(drop_ios=2.5), "'drop_ios' is 2.5"),
+    "min above max": (lambda d: _first_job(d)["write"]["clat_ns"].update(min=10**9, max=1), "is above max"),
+    "bins short of N": (lambda d: _first_job(d)["write"]["clat_ns"]["bins"].popitem(), "bins hold"),
+    "percentiles falling": (lambda d: _first_job(d)["write"]["clat_ns"]["percentile"].update(
+        {"25.000000": 10**12}), "do not grow"),
+    "no sync slot": (lambda d: _first_job(d).pop("sync"), "no 'sync'"),
+    "no runtime": (lambda d: _first_job(d)["write"].pop("runtime"), "no 'runtime'"),
+    "line break in a name": (lambda d: _first_job(d).update(jobname="pre\ncreate"), "control characters"),
+    "no timestamp": (lambda d: d.pop("timestamp"), "no 'timestamp'"),
+    "timestamp of no era": (lambda d: d.update(timestamp=10**18), "not a time of this era"),
+    "elapsed before 1970": (lambda d: _first_job(d).update(elapsed=d["timestamp"] + 1), "more than the time since"),
+    "more stats than made": (_fewer_stats_made, "is more than total_ios"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INCONSISTENT))
+def test_json_fio_could_not_have_written(runs, tmp_path, case):
+    """Values are checked against what fio writes (stat.c): types, counts,
+    the consistency of a latency object, the keys it always writes."""
+    text = runs["n1"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    change, needle = INCONSISTENT[case]
+    change(doc)
+    path = tmp_path / "inconsistent.json"
+    path.write_text(json.dumps(doc))
+    for fmt in ([], ["--json"], ["--csv"]):
+        proc = report(path, *fmt)
+        one_line_exit_2(proc, str(path))
+        assert needle in proc.stderr, proc.stderr
+
+
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
     """Only input of another structure is reported as bad input; a
     programming error inside the figures propagates (a traceback)."""

@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load
+from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load, short
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -107,6 +107,10 @@ def op_figures(jobs, op):
     lats = [j.latency(op) for j in jobs]
     n = sum(o.n for o in lats)
     if op == "stat":
+        for j, o in zip(jobs, lats):
+            if o.n > j.total_ios(slot):
+                raise BadInput(f"{j.file}: job {j.name}: {slot}: lat_ns N {o.n} is more than total_ios "
+                               f"{j.total_ios(slot)}, the stats made: not the JSON of an mdfio fio run")
         errors = sum(j.total_ios(slot) for j in jobs) - n
     else:
         errors = sum(j.drop_ios(slot) for j in jobs)
@@ -170,7 +174,7 @@ def phase_figures(sec, jobs, repeat, process):
 def object_size(sec):
     size = fio_size(sec.opt("bs")) or 0
     if size >= COUNTER_MAX:
-        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={sec.opt('bs')!r} is not an object size")
+        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={short(sec.opt('bs'))} is not an object size")
     return size
 
 
@@ -184,6 +188,11 @@ class Run:
         heads = [document_header(doc, name) for doc, name in docs]
         fio_version, self.end = heads[0][0], max(end for _, end in heads)
         self.layout = RunSections(docs)
+        stamp = {name: head[1] for (_, name), head in zip(docs, heads)}
+        for j in (j for x in self.layout.sections for j in x.jobs):
+            if j.elapsed > stamp[j.file]:
+                raise BadInput(f"{j.file}: job {j.name}: elapsed {j.elapsed} s is more than the time since 1970 "
+                               f"at its end (timestamp {stamp[j.file]}): not the JSON of a real fio run")
         sections = [x for x in self.layout.sections if not x.skipped]
         if not sections:
             raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")

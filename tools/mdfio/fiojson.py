@@ -4,6 +4,7 @@ documents (one per fio process under mpirun or srun) and hosts (fio client
 JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
+import datetime
 import json
 import math
 import re
@@ -23,7 +24,11 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
 COUNTER_MAX = 2 ** 63
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
-RANK_DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)(?:; .*)?", re.S)
+RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
+# characters that would break a message or a report line: C0 and C1
+# controls, line separators (fio writes strings unescaped, so a C0 one in
+# its output would not even be JSON)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # the options every rank of a section runs with in one run: a difference is
 # files (or hosts) of different runs
 RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", "rank_offset",
@@ -116,17 +121,17 @@ class Reader:
         self.obj, self.name, self.where = obj, name, where
 
     def _bad(self, key, expected):
-        return BadInput(f"{self.name}: {self.where}: '{key}' is {self.obj[key]!r}, expected {expected}: "
+        return BadInput(f"{self.name}: {self.where}: {key!r} is {short(self.obj[key])}, expected {expected}: "
                         "not the JSON of an mdfio fio run")
 
     def _missing(self, key):
-        return BadInput(f"{self.name}: {self.where}: no '{key}': not the JSON of an mdfio fio run")
+        return BadInput(f"{self.name}: {self.where}: no {key!r}: not the JSON of an mdfio fio run")
 
     def has(self, key):
         return key in self.obj
 
     def counter(self, key, default=None):
-        """A non-negative integer, as fio's counts and times are."""
+        """A non-negative integer, as fio's counts, times and latencies are."""
         if key not in self.obj:
             if default is None:
                 raise self._missing(key)
@@ -136,23 +141,17 @@ class Reader:
             raise self._bad(key, "a non-negative integer")
         return v
 
-    def number(self, key):
-        """An int or float within fio's range."""
-        if key not in self.obj:
-            raise self._missing(key)
-        v = self.obj[key]
-        if type(v) not in (int, float) or not 0 <= v < COUNTER_MAX:
-            raise self._bad(key, "a non-negative number")
-        return v
-
     def text(self, key, default=None):
+        """A string; fio escapes only quotes and backslashes, so one with a
+        control character (or a line break) is not from fio."""
         if key not in self.obj:
             if default is None:
                 raise self._missing(key)
             return default
-        if not isinstance(self.obj[key], str):
-            raise self._bad(key, "a string")
-        return self.obj[key]
+        v = self.obj[key]
+        if not isinstance(v, str) or CONTROL.search(v):
+            raise self._bad(key, "a string without control characters")
+        return v
 
     def child(self, key, where=None, optional=False):
         """The object at key (an empty one if optional and absent)."""
@@ -178,7 +177,8 @@ class Reader:
 
 
 def fio_size(value):
-    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)i?[bB]?\s*", value)
+    """Bytes of a fio size ('3901', '4k', '1MiB'); None if not one."""
+    m = re.fullmatch(r"\s*([0-9]{1,19})\s*([kKmMgG]?)i?[bB]?\s*", value)
     if not m:
         return None
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
@@ -193,20 +193,41 @@ def pick(value):
 
 
 class Latency:
-    """One latency object of fio's JSON (clat_ns, lat_ns), checked."""
+    """One latency object of fio's JSON (clat_ns, lat_ns), checked against
+    what fio writes (stat.c, add_ddir_lat_json): integer min, max and N;
+    with N > 0, min <= max; the json+ histogram 'bins' (bucket value: count)
+    holding the N samples; 'percentile' values in the order of their
+    percentiles. Bucket values are fio's bucket midpoints, so they may lie
+    outside [min, max]; min and max are exact."""
 
     def __init__(self, r):
-        self.n = r.counter("N", default=0)
-        self.min = r.number("min") if self.n else None
-        self.max = r.number("max") if self.n else None
-        bins = r.child("bins", optional=True)
+        self.n = r.counter("N")
+        self.min = r.counter("min") if self.n else None
+        self.max = r.counter("max") if self.n else None
+        if self.n and self.min > self.max:
+            raise BadInput(f"{r.name}: {r.where}: min {self.min} is above max {self.max}: "
+                           "not the JSON of an mdfio fio run")
         self.bins = {}
-        for value in bins.obj:
-            if not value.isdigit():
-                raise BadInput(f"{r.name}: {r.where}: bins: '{value}' is not a latency in ns")
-            self.bins[int(value)] = bins.counter(value)
-        pct = r.child("percentile", optional=True)
-        self.percentile = {k: pct.number(k) for k in pct.obj}
+        if r.has("bins"):
+            bins = r.child("bins")
+            for value in bins.obj:
+                if not re.fullmatch(r"[0-9]{1,19}", value):
+                    raise BadInput(f"{r.name}: {r.where}: bins: {short(value)} is not a latency in ns")
+                self.bins[int(value)] = bins.counter(value)
+            if sum(self.bins.values()) != self.n:
+                raise BadInput(f"{r.name}: {r.where}: bins hold {sum(self.bins.values())} samples, N is {self.n}: "
+                               "not the JSON of an mdfio fio run")
+        self.percentile = {}
+        if r.has("percentile"):
+            pct = r.child("percentile")
+            for key in pct.obj:
+                if not re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,6}", key) or not 0 < float(key) <= 100:
+                    raise BadInput(f"{r.name}: {r.where}: percentile: {short(key)} is not a percentile")
+                self.percentile[key] = pct.counter(key)
+            ordered = [v for _, v in sorted(self.percentile.items(), key=lambda kv: float(kv[0]))]
+            if ordered != sorted(ordered):
+                raise BadInput(f"{r.name}: {r.where}: percentile: the values do not grow with the percentiles: "
+                               "not the JSON of an mdfio fio run")
 
 
 class Job:
@@ -218,7 +239,8 @@ class Job:
         self.name = r.text("jobname")
         self.hostname = r.text("hostname", default="") if r.has("hostname") else None
         self.opts = {**glob, **r.options("job options")}
-        self.error = r.counter("error", default=0)
+        self.error = r.counter("error")
+        # fio's time since its start; a fio client's JSON has none
         self.elapsed = r.counter("elapsed", default=0)
         self.file = r.name
         self.r = r
@@ -232,20 +254,21 @@ class Job:
             self.rank, self.ranks, self.host = rank, ranks, m.group(3)
 
     def slot(self, slot):
-        return self.r.child(slot, optional=True)
+        """read, write, trim or sync: fio writes all four for every job."""
+        return self.r.child(slot)
 
     def runtime_ms(self, slot):
-        return self.r.child(slot).counter("runtime")
+        return self.slot(slot).counter("runtime")
 
     def total_ios(self, slot):
-        return self.slot(slot).counter("total_ios", default=0)
+        return self.slot(slot).counter("total_ios")
 
     def drop_ios(self, slot):
-        return self.slot(slot).counter("drop_ios", default=0)
+        return self.slot(slot).counter("drop_ios")
 
     def latency(self, op):
         slot, kind = SLOT[op]
-        return Latency(self.slot(slot).child(kind, optional=True))
+        return Latency(self.slot(slot).child(kind))
 
 
 class Section:
@@ -312,9 +335,16 @@ def mdfio_sections(doc, name):
 
 
 def document_header(doc, name):
-    """(fio version, timestamp) of a document."""
+    """(fio version, timestamp) of a document: fio writes both, the
+    timestamp in seconds since 1970 when it wrote the document."""
     top = Reader(doc, name, "the document")
-    return top.text("fio version", default="fio"), top.counter("timestamp", default=0)
+    stamp = top.counter("timestamp")
+    try:
+        datetime.datetime.fromtimestamp(stamp)
+    except (OverflowError, OSError, ValueError):
+        raise BadInput(f"{name}: timestamp {stamp} is not a time of this era (seconds since 1970): "
+                       "not the JSON of a real fio run") from None
+    return top.text("fio version"), stamp
 
 
 def spans(numbers):
