@@ -403,6 +403,11 @@ INCONSISTENT = {
     "timestamp of no era": (lambda d: d.update(timestamp=10**18), "not a time of this era"),
     "elapsed before 1970": (lambda d: _first_job(d).update(elapsed=d["timestamp"] + 1), "more than the time since"),
     "more stats than made": (_fewer_stats_made, "is more than total_ios"),
+    # options the engine refuses: no run has them
+    "no datasets": (lambda d: d["global options"].update(datasets="0"), "datasets='0', expected an integer from 1"),
+    "read_only=2": (lambda d: d["global options"].update(read_only="2"),
+                    "read_only='2', expected an integer from 0 to 1"),
+    "negative numjobs": (lambda d: d["global options"].update(numjobs="-1"), "numjobs='-1'"),
 }
 
 

@@ -148,7 +148,7 @@ def phase_figures(sec, jobs, repeat, process):
     dset_rate = tp = None
     if sec.phase == "benchmark":
         objects = ops["read"].count
-        per_step = 2 if sec.opt("read_only") == "1" else 4
+        per_step = 2 if sec.int_opt("read_only") == 1 else 4
         iops, obj_rate = rate(objects * per_step), rate(objects)
         tp = rate((ops["create"].count + objects) * size) / 2**20
         dsets = None

@@ -22,6 +22,13 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "repeat": "1", "repeats": "1"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
+# the integer options the tools read that the engine (options.c) or fio
+# accepts in a narrower range than 0 .. COUNTER_MAX-1 (the upper bounds
+# loosely: u32 for fio's and the engine's u32 options)
+OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
+                "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
+                "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
+                "numjobs": (1, 2**32 - 1), "iodepth": (1, 2**32 - 1)}
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
 RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
@@ -282,16 +289,16 @@ class Section:
         return pick(self.opts.get(key, DEFAULTS.get(key, "")))
 
     def int_opt(self, key, default=None):
-        """An integer option; default when empty (fio's own default)."""
+        """An integer option in the range the engine (or fio) accepts it
+        in; default when empty (fio's own default)."""
         value = self.opt(key)
         if value == "" and default is not None:
             return default
-        try:
-            number = int(value)
-        except ValueError:
-            number = None
-        if number is None or abs(number) >= COUNTER_MAX:
-            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={value!r}, expected an integer")
+        lo, hi = OPTION_RANGE.get(key, (0, COUNTER_MAX - 1))
+        number = int(value) if re.fullmatch(r"\s*\+?[0-9]{1,19}\s*", value) else None
+        if number is None or not lo <= number <= hi:
+            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={short(value)}, expected an integer "
+                           f"from {lo} to {hi}: not the JSON of an mdfio fio run")
         return number
 
     @property
