@@ -496,6 +496,20 @@ def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
                 assert len(proc.stderr.splitlines()) == 1, proc.stderr
 
 
+def test_object_size_is_fios_default_bs_when_the_jobfile_sets_none(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    text = job(["precreate", "cleanup"], root, datasets=1, precreate_per_set=10)
+    run = run_fio("".join(l for l in text.splitlines(keepends=True) if not l.startswith("bs=")), tmp_path,
+                  check=True)
+    assert "bs" not in run.json["global options"]
+    assert all(j["write"]["io_bytes"] in (0, 10 * 4096) for j in run.jobs())
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    assert "\tobject-size=4096\n" in report(path).stdout
+    pre = json.loads(report(path, "--json").stdout)["records"][0]
+    assert pre["tp_mib_per_s"] == pytest.approx(10 * 4096 / pre["t_max_s"] / 2**20)
+
+
 def test_units_in_flight_are_a_parameter(runs, tmpfs, tmp_path):
     """md-workbench has no iodepth; an mdfio report names it, since it
     changes what the rates mean."""

@@ -172,9 +172,13 @@ def phase_figures(sec, jobs, repeat, process):
 
 
 def object_size(sec):
-    size = fio_size(sec.opt("bs")) or 0
-    if size >= COUNTER_MAX:
-        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={short(sec.opt('bs'))} is not an object size")
+    """S: fio's bs (the engine's object_size sets it), 4 KiB (fio's
+    default) when the jobfile sets neither."""
+    value = sec.opt("bs")
+    size = fio_size(value) if value else 4096
+    if not size or size >= COUNTER_MAX:
+        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={short(value)} is not an object size: "
+                       "not the JSON of an mdfio fio run")
     return size
 
 
