@@ -163,5 +163,12 @@ def test_bad_input(logged_run, tmp_path):
         p.write_text((prefix.parent / p.name).read_text())
     (other / "lat-0.00-0-precreate-all.csv").write_text("")
     one_line(plot(run_json, "--logs", other / "lat", "--out", out), "not a latency log")
+    # a log at fault is named, not the run's JSON
+    bad = other / "lat-0.00-0-precreate-all.csv"
+    lines = (prefix.parent / bad.name).read_text().splitlines(keepends=True)
+    bad.write_text("".join(lines[:2] + ["x,y\n"] + lines[2:]))
+    proc = plot(run_json, "--logs", other / "lat", "--out", out)
+    one_line(proc, f"{bad}:3: ")
+    assert proc.stderr.startswith(f"mdfio-plot: {bad}:3: ")
     one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
     one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")

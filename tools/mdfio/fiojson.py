@@ -43,15 +43,13 @@ RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", 
 
 
 class BadInput(Exception):
-    """Input that is not what a tool expects; the message says what is."""
+    """Input that is not what a tool expects; the message names the file
+    (or option) at fault and says what is expected."""
 
 
-def error_line(tool, where, e):
-    """The one line a tool prints for BadInput e about where (a file, or an option)."""
-    msg = str(e)
-    if where not in msg and not msg.startswith("--"):
-        msg = f"{where}: {msg}"
-    return f"{tool}: {msg}"
+def error_line(tool, e):
+    """The one line a tool prints for BadInput e."""
+    return f"{tool}: {e}"
 
 
 def decoder(name):

@@ -292,14 +292,12 @@ def main(argv=None):
                          plot_histogram(out, f, logs[label(f)], scope)]
             made.append(plot_repeats(out, run, scope))
         else:
-            raise BadInput("give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
+            raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
     except OSError as e:
         print(f"mdfio-plot: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2
     except BadInput as e:
-        # a message names the file itself when several are given
-        where = "--scaling" if args.scaling or not args.run else args.run[0] if len(args.run) == 1 else ""
-        print(error_line("mdfio-plot", where, e), file=sys.stderr)
+        print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2
     for name in filter(None, made):
         print(out / f"{name}.png")

@@ -172,13 +172,11 @@ def main(argv=None):
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
         ap.error("'-' (stdin) is the only input when given")
-    # a message names the file itself when several are given
-    name = ("<stdin>" if files[0] == "-" else files[0]) if len(files) == 1 else ""
     try:
         run = load_run(files)
         lines = RENDER[args.format](run, args.process_reports)
     except BadInput as e:
-        print(error_line("mdfio-report", name, e), file=sys.stderr)
+        print(error_line("mdfio-report", e), file=sys.stderr)
         return 2
     print("\n".join(lines))
     for line in run.failed():
