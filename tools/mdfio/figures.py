@@ -78,8 +78,9 @@ FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "er
 
 
 def sample_at(bins, k):
-    """The k-th (0-based) of the sorted samples a histogram stands for:
-    exact up to fio's bucket width (under 1/64 of the value)."""
+    """The k-th (0-based) of the sorted samples a histogram stands for, as
+    the midpoint of its bucket: within 1/128 of the sample (docs/reports.md
+    "Quantiles"), but possibly beyond the exact min or max."""
     seen = 0
     for value, count in bins:
         seen += count
@@ -102,7 +103,9 @@ PERCENTILES = ["25.000000", "50.000000", "75.000000", "90.000000", "99.000000"]
 
 def op_figures(jobs, op):
     """An operation's figures over processes: quantiles from the merged
-    histograms (json+), else a single process's percentiles."""
+    histograms (json+), else a single process's percentiles, each clamped
+    into [min, max]: fio's bucket values are bucket midpoints, min and max
+    are exact."""
     slot = SLOT[op][0]
     lats = [j.latency(op) for j in jobs]
     n = sum(o.n for o in lats)
@@ -128,6 +131,7 @@ def op_figures(jobs, op):
         qs = [counted[0].percentile.get(k) for k in PERCENTILES]
     else:
         qs = [None] * 5
+    qs = [None if v is None else min(max(v, lo), hi) for v in qs]
     return OpFigures(n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
 
 
