@@ -136,6 +136,44 @@ def test_scaling_figure(tmp_path, tmpfs):
             assert data[n] == pytest.approx(rec[phase]["obj_per_s"])
 
 
+def test_a_run_in_which_every_unit_fails(tmp_path):
+    """Every object removed after precreate: the benchmark repeats and the
+    cleanup do nothing, at a rate of 0 and in no measured time. There is no
+    latency to draw; the repeats are drawn at 0, and the scaling figure's
+    log scale leaves the zeros out, saying so."""
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    root.mkdir()
+    logs.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("*_*/file-*"):
+        obj.unlink()
+    run_fio(job(["benchmark", "benchmark", "cleanup"], root, latency_log=logs / "lat", **opts), tmp_path,
+            args=["--output-format=json+"], check=False)
+    run_json = sorted(tmp_path.glob("job-*.json"))[-1]
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = plot(run_json, "--logs", logs / "lat", "--out", out)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == [str(out / "repeats-rate.png")]
+    assert (out / "repeats-rate.dat").read_text().splitlines()[1:] == ["1 0.000000 0.000000 ?",
+                                                                        "2 0.000000 0.000000 ?"]
+    assert png_size(out / "repeats-rate.png") == (1200, 800)
+    # the scaling figure: only the run with a rate above 0 is on the log scale
+    root2 = tmp_path / "root2"
+    root2.mkdir()
+    run_fio(job(["precreate", "benchmark", "cleanup"], root2, **opts), tmp_path, args=["--output-format=json+"],
+            check=True)
+    good = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = plot("--out", out, "--scaling", f"failed={run_json}", f"ok={good}")
+    assert proc.returncode == 0, proc.stderr
+    gp = (out / "scaling.gp").read_text()
+    assert "set title 'benchmark (1 at 0 obj/s, not on the log scale)'" in gp
+    assert not (out / "scaling-benchmark-failed.dat").exists()
+    proc = plot("--out", out, "--scaling", f"failed={run_json}")
+    assert proc.returncode == 2 and "no phase of any of the runs has a rate above 0" in proc.stderr
+
+
 def test_bad_input(logged_run, tmp_path):
     run_json, prefix = logged_run
 

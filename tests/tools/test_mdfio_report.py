@@ -476,6 +476,72 @@ def test_a_run_with_errors_reports_them_and_exits_1(tmpfs, tmp_path):
     assert (rec["stat_errors"], rec["errors"], rec["objects"]) == (1, 1, 2 * 2 * 5 - 1)
 
 
+def no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_a_phase_in_which_every_unit_fails(tmp_path):
+    """Every object removed after precreate: every stat of the benchmark
+    and every delete of the cleanup fails. fio measures no time for such a
+    phase (it counts runtime only while bytes move), so T is n/a, a rate of
+    no objects is 0, and a rate of the datasets n/a; never inf."""
+    root = tmp_path / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("*_*/file-*"):
+        obj.unlink()
+    paths = {}
+    for phase in ("benchmark", "cleanup"):
+        run = run_fio(job([phase], root, **opts), tmp_path, args=["--output-format=json+"], check=False)
+        assert all(j["error"] for j in run.jobs()) and not any(j["read"]["runtime"] or j["trim"]["runtime"]
+                                                              for j in run.jobs())
+        paths[phase] = sorted(tmp_path.glob("job-*.json"))[-1]
+    recs = {}
+    for phase, path in paths.items():
+        for fmt in ([], ["--format", "md-real-io-2017"], ["--format", "md-real-io-2016"], ["--csv"]):
+            proc = report(path, *fmt, "--process-reports")
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+            assert not re.search(r"\b(-?inf|nan)\b", proc.stdout, re.I), proc.stdout
+        proc = report(path, "--json", "--process-reports")
+        assert proc.returncode == 1
+        recs[phase] = json.loads(proc.stdout, parse_constant=no_constant)["records"]
+        text = report(path).stdout
+        assert f"{phase} process max:n/a min:n/a mean: n/a balance:n/a stddev:n/a rate:" in text, text
+    bench, clean = recs["benchmark"][0], recs["cleanup"][0]
+    for rec in recs["benchmark"] + recs["cleanup"]:
+        assert [rec[k] for k in ("t_max_s", "t_min_s", "t_mean_s", "balance_pct", "t_stddev_s")] == [None] * 5
+        assert (rec["objects"], rec["obj_per_s"]) == (0, 0.0)
+    assert (bench["iops"], bench["tp_mib_per_s"], bench["stat_errors"]) == (0.0, 0.0, 2 * 2 * 3)
+    # the datasets are there, but no time to rate them over
+    assert (clean["iops"], clean["dset_per_s"], clean["dsets"], clean["delete_errors"]) == (None, None, 4, 2 * 2 * 5)
+    assert "rate:n/a iops/s objects:0 dsets: 4 rate:0.0 obj/s rate:n/a dset/s" in report(paths["cleanup"]).stdout
+
+
+def test_a_process_in_which_every_unit_fails(tmp_path):
+    """Rank 1 reads rank 0's dataset, whose objects are gone: rank 1's time
+    is not measured, so neither are the phase's min, mean, balance and
+    stddev; T is rank 0's, and the rates are over it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=1, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("0_0/file-*"):
+        obj.unlink()
+    run = run_fio(job(["benchmark"], root, **opts), tmp_path, args=["--output-format=json+"], check=False)
+    ranks = sorted(run.jobs(), key=lambda j: j["read"]["runtime"])
+    assert ranks[0]["read"]["runtime"] == 0 < ranks[1]["read"]["runtime"]
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path, "--json", "--process-reports")
+    assert proc.returncode == 1
+    phase, *procs = json.loads(proc.stdout, parse_constant=no_constant)["records"]
+    t = ranks[1]["read"]["runtime"] / 1000
+    assert (phase["t_max_s"], phase["objects"], phase["obj_per_s"]) == (t, 3, 3 / t)
+    assert [phase[k] for k in ("t_min_s", "t_mean_s", "balance_pct", "t_stddev_s")] == [None] * 4
+    failed = next(p for p in procs if p["objects"] == 0)
+    assert (failed["t_max_s"], failed["obj_per_s"], failed["stat_errors"]) == (None, 0.0, 3)
+
+
 def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
     rng = random.Random(1234)
     base = runs["n3"][0].read_text()

@@ -37,19 +37,21 @@ class PhaseFigures:
     """A phase (or benchmark repeat) of all processes, or of one ('process'
     is its global rank and 'host' the host that ran it, else 'all' and
     None). The fields RECORD_FIELDS names are the report's record; 'ops'
-    adds the per-operation figures."""
+    adds the per-operation figures. A time unknown (a process none of
+    whose units succeeded, see phase_figures) and a rate over no measured
+    time are None."""
     phase: str
     repeat: int
     process: int | str
     ranks: int
-    t_max_s: float
-    t_min_s: float
-    t_mean_s: float
-    balance_pct: float
-    t_stddev_s: float
-    iops: float
+    t_max_s: float | None
+    t_min_s: float | None
+    t_mean_s: float | None
+    balance_pct: float | None
+    t_stddev_s: float | None
+    iops: float | None
     objects: int
-    obj_per_s: float
+    obj_per_s: float | None
     dsets: int | None
     dset_per_s: float | None
     tp_mib_per_s: float | None
@@ -138,8 +140,13 @@ def op_figures(jobs, op):
 def phase_figures(sec, jobs, repeat, process):
     """md-workbench's figures of a group of processes of one section."""
     head = HEADLINE[sec.phase]
-    times = [j.runtime_ms(head) / 1000.0 for j in jobs]
-    t = max(times)
+    # a process's phase time is fio's runtime of the headline slot, which
+    # fio measures only for a process that moved bytes there (backend.c,
+    # update_runtime): 0 is a process none of whose units succeeded, and
+    # its time is unknown (None), not 0
+    times = [j.runtime_ms(head) / 1000.0 or None for j in jobs]
+    known = [x for x in times if x is not None]
+    t = max(known, default=None)
     size = object_size(sec)
     ranks = len(jobs)
     dsets = sec.int_opt("datasets") * ranks
@@ -148,24 +155,34 @@ def phase_figures(sec, jobs, repeat, process):
     op_max = max((o.max_s for o in ops.values() if o.count), default=0.0)
 
     def rate(x):
-        return x / t if t > 0 else math.inf
+        """x per second of T: 0 when x is 0, None (n/a) with no time measured."""
+        if x == 0:
+            return 0.0
+        return x / t if t is not None else None
+
+    def mib_rate(x):
+        r = rate(x)
+        return None if r is None else r / 2**20
     dset_rate = tp = None
     if sec.phase == "benchmark":
         objects = ops["read"].count
         per_step = 2 if sec.int_opt("read_only") == 1 else 4
         iops, obj_rate = rate(objects * per_step), rate(objects)
-        tp = rate((ops["create"].count + objects) * size) / 2**20
+        tp = mib_rate((ops["create"].count + objects) * size)
         dsets = None
     elif sec.phase == "precreate":
         objects = ops["create"].count
         iops, dset_rate, obj_rate = rate(dsets + objects), rate(dsets), rate(objects)
-        tp = rate(objects * size) / 2**20
+        tp = mib_rate(objects * size)
     else:
         objects = ops["delete"].count
         iops, obj_rate, dset_rate = rate(objects + dsets), rate(objects), rate(dsets)
-    if len(times) > 1:
+    if len(known) < len(times):
+        # min, mean, balance and stddev of times not all known
+        t_min = mean = balance = stddev = None
+    elif len(times) > 1:
         mean = sum(times) / len(times)
-        t_min, balance = min(times), (min(times) / t * 100) if t else 100.0
+        t_min, balance = min(times), min(times) / t * 100
         stddev = math.sqrt(sum((x - mean) ** 2 for x in times) / (len(times) - 1))
     else:
         t_min, mean, balance, stddev = t, t, 100.0, 0.0

@@ -208,19 +208,23 @@ def plot_histogram(out, f, logs, scope=""):
 
 
 def plot_repeats(out, run, scope=""):
-    bench = [f for f in run.phases if f.phase == "benchmark"]
+    """obj/s of every benchmark repeat that has one: a repeat whose rate is
+    n/a (no time measured, see figures.phase_figures) has no point."""
+    bench = [f for f in run.phases if f.phase == "benchmark" and f.obj_per_s is not None]
     if not bench:
         return None
     name = "repeats-rate"
     dat = out / f"{name}.dat"
     dat.write_text("# repeat obj_per_s iops t_max_s\n" + "".join(
-        f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {f.t_max_s:.6f}\n" for f in bench))
+        f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {'?' if f.t_max_s is None else f'{f.t_max_s:.6f}'}\n"
+        for f in bench))
     mean = sum(f.obj_per_s for f in bench) / len(bench)
     spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
+    repeats = len([f for f in run.phases if f.phase == "benchmark"])
     gnuplot(out, name, "\n".join([
         f"set title 'benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
         "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
-        f"set xrange [0.5:{len(bench) + 0.5}]", "set key bottom right",
+        "set datafile missing '?'", f"set xrange [0.5:{repeats + 0.5}]", "set key bottom right",
         f"plot '{dat}' using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
         f"{mean} with lines dt 2 lw 2 title 'mean'"]))
     return name
@@ -232,25 +236,30 @@ def plot_scaling(out, runs):
     for lab, run in runs:
         rates = {}
         for ph in ("precreate", "benchmark", "cleanup"):
-            fs = [f for f in run.phases if f.phase == ph]
+            # a phase whose rate is n/a (no time measured) has no point
+            fs = [f for f in run.phases if f.phase == ph and f.obj_per_s is not None]
             if fs:
                 rates[ph] = sum(f.obj_per_s for f in fs) / len(fs)
         by_label.setdefault(lab, []).append((run.ranks, rates))
     panels = []
     for ph in ("precreate", "benchmark", "cleanup"):
-        plots = []
+        plots, zero = [], 0
         for lab, points in by_label.items():
             pts = sorted((n, r[ph]) for n, r in points if ph in r)
+            # the log scale has no 0 (a phase none of whose units succeeded)
+            zero += sum(1 for _, r in pts if r == 0)
+            pts = [(n, r) for n, r in pts if r > 0]
             if not pts:
                 continue
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
             dat = out / f"scaling-{ph}-{safe}.dat"
             dat.write_text("# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
             plots.append(f"'{dat}' using 1:2 with linespoints pt 7 lw 2 title '{lab}'")
+        note = f" ({zero} at 0 obj/s, not on the log scale)" if zero else ""
         if plots:
-            panels.append("\n".join([f"set title '{ph}'", "plot " + ", ".join(plots)]))
+            panels.append("\n".join([f"set title '{ph}{note}'", "plot " + ", ".join(plots)]))
     if not panels:
-        raise BadInput("--scaling: no phase in any of the runs")
+        raise BadInput("--scaling: no phase of any of the runs has a rate above 0 obj/s")
     gnuplot(out, "scaling", "\n".join([
         f"set multiplot layout 1,{len(panels)} title 'objects/s against processes (mean of the benchmark repeats)'",
         "set xlabel 'processes (ranks of all hosts)'", "set ylabel 'objects/s'", "set logscale y", "set grid",
