@@ -210,3 +210,8 @@ def test_bad_input(logged_run, tmp_path):
     assert proc.stderr.startswith(f"mdfio-plot: {bad}:3: ")
     one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
     one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")
+    # options: one line naming the option, not argparse's usage and message
+    for value in ("0", "-5", "x", "1e9", ""):
+        one_line(plot(run_json, "--logs", prefix, "--out", out, "--max-points", value),
+                 f"argument --max-points: expected a positive integer, not {value!r}")
+    one_line(plot(run_json, "--bogus"), "unrecognized arguments: --bogus")

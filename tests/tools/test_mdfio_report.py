@@ -450,6 +450,16 @@ def test_json_fio_could_not_have_written(runs, tmp_path, case):
         assert needle in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("args, needle", [(["--format", "x"], "argument --format: invalid choice: 'x'"),
+                                          (["--bogus"], "unrecognized arguments: --bogus"),
+                                          (["-", "other.json"], "'-' (stdin) is the only input")])
+def test_bad_options_in_one_line(args, needle):
+    proc = subprocess.run([str(REPORT), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"mdfio-report: {proc.stderr.split(': ', 1)[1].rstrip()}"]
+    assert needle in proc.stderr and proc.stderr.endswith(" (see mdfio-report --help)\n")
+
+
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
     """Only input of another structure is reported as bad input; a
     programming error inside the figures propagates (a traceback)."""

@@ -14,13 +14,13 @@ of the run (mpirun, srun), comma-separated in --scaling; its figures are over
 every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
 make it. Exit status: 0, or 2 with one line on stderr.
 """
-import argparse
 import math
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from .cli import ArgumentParser, positive_int
 from .fiojson import BadInput, error_line
 from .figures import OPS, load_run
 
@@ -268,13 +268,13 @@ def plot_scaling(out, runs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with")
     ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
                     help="draw objects/s against the number of ranks")
     ap.add_argument("--out", default=".", help="directory for the figures (default: .)")
-    ap.add_argument("--max-points", type=int, default=20000,
+    ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
     args = ap.parse_args(argv)
     out = Path(args.out)

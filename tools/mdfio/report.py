@@ -15,7 +15,6 @@ figures are over every rank of the run, each rank once in every phase.
 Exit status: 0, 1 when the run reported errors, 2 when the input cannot be
 used (one line on stderr).
 """
-import argparse
 import csv
 import datetime
 import io
@@ -23,6 +22,7 @@ import json
 import math
 import sys
 
+from .cli import ArgumentParser
 from .fiojson import BadInput, error_line
 from .figures import FIELDS, load_run
 
@@ -170,7 +170,7 @@ RENDER = {"md-workbench": render_md_workbench,
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
                     help="fio JSON output: one file, or one per fio process of the run (default: stdin)")
     ap.add_argument("--process-reports", action="store_true", help="one line (record) per process too")
