@@ -3,8 +3,10 @@ JSON, every format read back by a parser written from its description, and
 bad input."""
 import json
 import math
+import os
 import random
 import re
+import signal
 import subprocess
 
 import pytest
@@ -458,6 +460,20 @@ def test_bad_options_in_one_line(args, needle):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [f"mdfio-report: {proc.stderr.split(': ', 1)[1].rstrip()}"]
     assert needle in proc.stderr and proc.stderr.endswith(" (see mdfio-report --help)\n")
+
+
+def test_a_closed_output_ends_the_tool_quietly(runs):
+    """As `mdfio-report run.json | head` when head has gone: the pipe's
+    reader is closed before the tool writes, so its first write gets
+    SIGPIPE, which ends it as it ends coreutils: no traceback, no message."""
+    path = runs["n1"][0]
+    for cmd in ([str(REPORT), str(path)], [str(REPORT), "--json", str(path)],
+                [str(SOURCE_ROOT / "tools" / "mdfio-plot"), "--help"]):
+        r, w = os.pipe()
+        os.close(r)
+        proc = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, text=True)
+        os.close(w)
+        assert proc.returncode == -signal.SIGPIPE and proc.stderr == "", (cmd, proc.returncode, proc.stderr)
 
 
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):

@@ -1,6 +1,9 @@
 """What mdfio-report and mdfio-plot share as Unix commands: a bad option
-is one line naming it (exit status 2)."""
+is one line naming it (exit status 2), and a closed output ends the tool
+quietly, as it ends cat or grep."""
 import argparse
+import signal
+import sys
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -21,3 +24,13 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
     return value
 
+
+
+def run(main):
+    """Runs a tool's main() as the command's process. Python ignores
+    SIGPIPE and raises BrokenPipeError at a write to a closed pipe, which
+    ended `mdfio-report run.json | head` in a traceback; with SIGPIPE's
+    default action restored, the kernel ends the tool at that write,
+    silently, as it ends coreutils (exit status 141 in the shell)."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())
