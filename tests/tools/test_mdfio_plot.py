@@ -208,6 +208,23 @@ def test_bad_input(logged_run, tmp_path):
     proc = plot(run_json, "--logs", other / "lat", "--out", out)
     one_line(proc, f"{bad}:3: ")
     assert proc.stderr.startswith(f"mdfio-plot: {bad}:3: ")
+    # what the engine never writes: each named with its line
+    good = (prefix.parent / bad.name).read_bytes()
+    head, first, rest = good.split(b"\n", 2)
+    last = good.count(b"\n")     # its last line, cut short
+    for body, needle in ((head + b"\n" + first + b"\n" + b"nan,0.1\n" + rest, ":3: not a row"),
+                         (head + b"\n" + first.replace(b",", b",-") + b"\n" + rest, ":2: not a row"),
+                         (head + b"\n" + b"1," + b"9" * 400 + b"\n" + rest, ":2: not a row"),
+                         (head + b"\n" + b"\xff\xfe\x00junk\n" + rest, ":2: not a row"),
+                         (good[:-5], f":{last}: cut off in its last row"),
+                         (b"\x89PNG\r\n", ": does not begin with the line 'time,runtime'")):
+        bad.write_bytes(body)
+        one_line(plot(run_json, "--logs", other / "lat", "--out", out), f"{bad}{needle}")
+    bad.unlink()
+    bad.mkdir()
+    one_line(plot(run_json, "--logs", other / "lat", "--out", out), f"{bad}: is a directory")
+    bad.rmdir()
+    bad.write_bytes(good)
     one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
     one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")
     # options: one line naming the option, not argparse's usage and message

@@ -60,7 +60,8 @@ def log_files(prefix, run):
     found = {}
     if not folder.is_dir():
         raise BadInput(f"--logs {prefix}: no such directory {folder}")
-    pat = re.compile(re.escape(stem) + r"-\d+\.\d\d-(\d+)-(precreate|cleanup|read|stat|create|delete)-all\.csv")
+    pat = re.compile(re.escape(stem) +
+                     r"-[0-9]+\.[0-9][0-9]-([0-9]+)-(precreate|cleanup|read|stat|create|delete)-all\.csv")
     for p in folder.iterdir():
         m = pat.fullmatch(p.name)
         if m:
@@ -86,37 +87,62 @@ def log_files(prefix, run):
     return out
 
 
-_rows_cache = {}
+# what the engine writes (engines/oplog.c): the header, then a row per
+# operation of two non-negative decimal numbers of seconds ('12.345678901'),
+# each line ended and at most 43 bytes long; a byte no row holds
+LOG_HEADER = b"time,runtime\n"
+NOT_IN_A_ROW = re.compile(rb"[^0-9.,\n]")
+ROW_MAX = 64
 
 
-def read_log(path, expect):
-    """Rows of a latency log (read once per run of the tool); the count
-    must match the JSON's operations."""
-    if path in _rows_cache:
-        rows = _rows_cache[path]
-    else:
-        with open(path) as fh:
-            head = fh.readline()
-            if head.strip() != "time,runtime":
-                raise BadInput(f"{path}: not a latency log (first line is not 'time,runtime')")
-            text = fh.read()
+def read_log(path, expect, cache):
+    """Rows (start s, latency s) of a latency log, checked against what
+    the engine writes, read once into cache; their count must be the JSON's
+    operations. A log at fault is named, with the line."""
+    if path not in cache:
         try:
-            rows = [(float(t), float(d)) for t, d in (line.split(",") for line in text.splitlines())]
-        except ValueError:
-            bad = next(n for n, line in enumerate(text.splitlines(), 2) if not _is_row(line))
-            raise BadInput(f"{path}:{bad}: malformed row") from None
-        if len(_rows_cache) >= len(OPS):   # one phase's logs at a time
-            _rows_cache.clear()
-        _rows_cache[path] = rows
+            data = Path(path).read_bytes()
+        except IsADirectoryError:
+            raise BadInput(f"{path}: is a directory, expected a latency log") from None
+        except OSError as e:
+            raise BadInput(f"{path}: cannot read it: {e.strerror}") from None
+        if not data.startswith(LOG_HEADER):
+            what = "is empty" if not data else "does not begin with the line 'time,runtime'"
+            raise BadInput(f"{path}: {what}: not a latency log of the engine")
+        body = data[len(LOG_HEADER):]
+        rows, lines = None, body.splitlines()
+        if body[-1:] in (b"", b"\n") and not NOT_IN_A_ROW.search(body) and max(map(len, lines), default=0) <= ROW_MAX:
+            try:
+                rows = [(float(t), float(d)) for t, d in (line.split(b",") for line in lines)]
+            except ValueError:
+                pass
+        if rows is None:
+            raise _log_fault(path, body)
+        cache[path] = rows
+    rows = cache[path]
     if len(rows) != expect:
         raise BadInput(f"{path}: {len(rows)} rows, but the run's JSON has {expect} operations: "
                        "the logs are from another run")
     return rows
 
 
+def _log_fault(path, body):
+    """The BadInput of the first line of a log's rows that is not a row."""
+    lines = body.split(b"\n")
+    for n, line in enumerate(lines[:-1], 2):
+        if not _is_row(line):
+            return BadInput(f"{path}:{n}: not a row 'time,runtime' of two non-negative decimal numbers (seconds)")
+    assert lines[-1], "read_log refused rows that are all whole"
+    return BadInput(f"{path}:{len(lines) + 1}: cut off in its last row (no end of line): a log truncated, or "
+                    "still being written")
+
+
 def _is_row(line):
+    """Whether a line is a row, as read_log reads rows."""
+    if NOT_IN_A_ROW.search(line) or len(line) > ROW_MAX:
+        return False
     try:
-        t, d = line.split(",")
+        t, d = line.split(b",")
         float(t), float(d)
         return True
     except ValueError:
@@ -134,14 +160,14 @@ def thin(rows, max_points):
     return [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99], k
 
 
-def plot_timeline(out, f, logs, max_points, scope=""):
+def plot_timeline(out, f, logs, cache, max_points, scope=""):
     name = f"{label(f)}-timeline"
     plots, notes = [], []
     for op in OPS:
         path = logs.get(op)
         if not path or not f.ops[op].count:
             continue
-        rows = read_log(path, f.ops[op].count)
+        rows = read_log(path, f.ops[op].count, cache)
         kept, k = thin(rows, max_points)
         dat = out / f"{name}-{op}.dat"
         dat.write_text("# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
@@ -180,14 +206,14 @@ def plot_boxplot(out, f, scope=""):
     return name
 
 
-def plot_histogram(out, f, logs, scope=""):
+def plot_histogram(out, f, logs, cache, scope=""):
     name = f"{label(f)}-histogram"
     plots = []
     for op in OPS:
         path = logs.get(op)
         if not path or not f.ops[op].count:
             continue
-        rows = read_log(path, f.ops[op].count)
+        rows = read_log(path, f.ops[op].count, cache)
         counts = {}
         for _, d in rows:
             b = math.floor(math.log10(max(d, 1e-9)) * BINS_PER_DECADE)
@@ -297,8 +323,9 @@ def main(argv=None):
             logs = log_files(args.logs, run)
             scope = scope_note(run)
             for f in run.phases:
-                made += [plot_timeline(out, f, logs[label(f)], args.max_points, scope), plot_boxplot(out, f, scope),
-                         plot_histogram(out, f, logs[label(f)], scope)]
+                cache = {}   # the phase's logs, read once for its timeline and histogram
+                made += [plot_timeline(out, f, logs[label(f)], cache, args.max_points, scope),
+                         plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope)]
             made.append(plot_repeats(out, run, scope))
         else:
             raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
