@@ -2,13 +2,15 @@
 logs and the report, gnuplot's PNGs decoded, and bad input."""
 import json
 import math
+import os
+import shutil
 import struct
 import subprocess
 import zlib
 
 import pytest
 
-from conftest import SOURCE_ROOT, job, run_fio
+from conftest import SOURCE_ROOT, job, need_root, run_fio
 
 PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -172,6 +174,48 @@ def test_a_run_in_which_every_unit_fails(tmp_path):
     assert not (out / "scaling-benchmark-failed.dat").exists()
     proc = plot("--out", out, "--scaling", f"failed={run_json}")
     assert proc.returncode == 2 and "no phase of any of the runs has a rate above 0" in proc.stderr
+
+
+def test_gnuplot_and_the_output_directory(logged_run, tmp_path):
+    """What stands around the input: gnuplot missing or failing, an output
+    directory that cannot be written, quotes in a label. One line each."""
+    run_json, prefix = logged_run
+
+    def one_line(proc, start):
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"mdfio-plot: {start}"), proc.stderr
+
+    out = tmp_path / "out"
+    out.mkdir()
+    # a PATH with python3 and no gnuplot; then a gnuplot that fails
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(shutil.which("python3"))
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run([str(PLOT), str(run_json), "--logs", str(prefix), "--out", str(out)], capture_output=True,
+                          text=True, env=env)
+    one_line(proc, "gnuplot: not found")
+    (bin_dir / "gnuplot").write_text("#!/bin/sh\necho 'line 3: unknown terminal type' >&2\nexit 1\n")
+    (bin_dir / "gnuplot").chmod(0o755)
+    proc = subprocess.run([str(PLOT), str(run_json), "--logs", str(prefix), "--out", str(out)], capture_output=True,
+                          text=True, env=env)
+    one_line(proc, f"{out}/precreate-timeline.gp: gnuplot failed on it: line 3: unknown terminal type")
+    # a read-only file system
+    need_root("mounts a read-only tmpfs")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)], capture_output=True,
+                           text=True)
+    if mount.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mount.stderr.strip()}")
+    try:
+        one_line(plot(run_json, "--logs", prefix, "--out", ro), f"--out {ro}: not writable")
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    # a label with a quote, which gnuplot's strings double
+    proc = plot("--out", out, "--scaling", f"it's={run_json}")
+    assert proc.returncode == 0, proc.stderr
+    assert "title 'it''s'" in (out / "scaling.gp").read_text()
 
 
 def test_bad_input(logged_run, tmp_path):

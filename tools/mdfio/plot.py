@@ -15,13 +15,14 @@ every rank of every host, as mdfio-report's. Every figure is written with the da
 make it. Exit status: 0, or 2 with one line on stderr.
 """
 import math
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 from .cli import ArgumentParser, positive_int
-from .fiojson import BadInput, error_line
+from .fiojson import CONTROL, BadInput, error_line
 from .figures import OPS, load_run
 
 SIZE = (1200, 800)
@@ -38,17 +39,35 @@ def scope_note(run):
     return f" ({run.ranks} ranks on {len(run.hosts)} hosts)" if run.multi_host else ""
 
 
+def gp(text):
+    """text as a gnuplot string: single-quoted, a quote doubled, a control
+    character (a label's line break) shown as '?'."""
+    return "'" + CONTROL.sub("?", str(text)).replace("'", "''") + "'"
+
+
+def write(path, text):
+    """Writes a file of the figures; a failure names it."""
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot write it: {e.strerror}") from None
+
+
 def gnuplot(out, name, body):
     """Writes <name>.gp and runs it for the PNG and the SVG."""
     script = out / f"{name}.gp"
     text = []
     for term, ext in (("pngcairo noenhanced font ',13'", "png"), ("svg noenhanced font ',13'", "svg")):
-        text += [f"set terminal {term} size {SIZE[0]},{SIZE[1]}", f"set output '{out / (name + '.' + ext)}'",
+        text += [f"set terminal {term} size {SIZE[0]},{SIZE[1]}", f"set output {gp(out / (name + '.' + ext))}",
                  body, "unset output"]
-    script.write_text("\n".join(text) + "\n")
-    proc = subprocess.run(["gnuplot", str(script)], capture_output=True, text=True)
+    write(script, "\n".join(text) + "\n")
+    try:
+        proc = subprocess.run(["gnuplot", str(script)], capture_output=True, text=True, errors="replace")
+    except FileNotFoundError:
+        raise BadInput("gnuplot: not found: mdfio-plot draws its figures with gnuplot (package gnuplot)") from None
     if proc.returncode:
-        raise BadInput(f"gnuplot failed on {script}: {proc.stderr.strip().splitlines()[-1:]}")
+        said = proc.stderr.strip().splitlines()
+        raise BadInput(f"{script}: gnuplot failed on it: {said[-1] if said else f'exit status {proc.returncode}'}")
 
 
 def log_files(prefix, run):
@@ -170,15 +189,15 @@ def plot_timeline(out, f, logs, cache, max_points, scope=""):
         rows = read_log(path, f.ops[op].count, cache)
         kept, k = thin(rows, max_points)
         dat = out / f"{name}-{op}.dat"
-        dat.write_text("# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
-        plots.append(f"'{dat}' using 1:2 with points pt 7 ps 0.35 lc rgb '{COLORS[op]}' title '{op} ({len(rows)})'")
+        write(dat, "# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
+        plots.append(f"{gp(dat)} using 1:2 with points pt 7 ps 0.35 lc rgb '{COLORS[op]}' title '{op} ({len(rows)})'")
         if k > 1:
             notes.append(f"{op}: every {k}th + all >= q99")
     if not plots:
         return None
     title = f"{label(f)}{scope}: latency of every operation" + (f" (thinned: {'; '.join(notes)})" if notes else "")
     gnuplot(out, name, "\n".join([
-        f"set title '{title}'", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
+        f"set title {gp(title)}", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
         "set logscale y", "set format y '%.0e'", "set grid", "set key outside right top",
         "plot " + ", ".join(plots)]))
     return name
@@ -195,12 +214,14 @@ def plot_boxplot(out, f, scope=""):
     if not rows:
         return None
     dat = out / f"{name}.dat"
-    dat.write_text("# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
+    write(dat, "# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
+    title = f"{label(f)}{scope}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)"
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}{scope}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)'",
+        f"set title {gp(title)}",
         "set ylabel 'latency (s)'", "set logscale y", "set format y '%.0e'", "set grid ytics",
         f"set xrange [0.3:{len(rows) + 0.7}]", "set boxwidth 0.5", "set style fill solid 0.3", "set key top left",
-        f"plot '{dat}' using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' title 'operations', "
+        f"plot {gp(dat)} using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' "
+        "title 'operations', "
         f"'' using 1:5:5:5:5 with candlesticks lt -1 lw 2 notitle, "
         f"'' using 1:9 with points pt 2 ps 2 lc rgb '#c0392b' title 'q99'"]))
     return name
@@ -220,14 +241,14 @@ def plot_histogram(out, f, logs, cache, scope=""):
             counts[b] = counts.get(b, 0) + 1
         dat = out / f"{name}-{op}.dat"
         n = len(rows)
-        dat.write_text("# bin_low_s bin_high_s count fraction\n" + "".join(
+        write(dat, "# bin_low_s bin_high_s count fraction\n" + "".join(
             f"{10 ** (b / BINS_PER_DECADE):.9e} {10 ** ((b + 1) / BINS_PER_DECADE):.9e} {c} {c / n:.9f}\n"
             for b, c in sorted(counts.items())))
-        plots.append(f"'{dat}' using (sqrt($1*$2)):4 with steps lw 2 lc rgb '{COLORS[op]}' title '{op} ({n})'")
+        plots.append(f"{gp(dat)} using (sqrt($1*$2)):4 with steps lw 2 lc rgb '{COLORS[op]}' title '{op} ({n})'")
     if not plots:
         return None
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}{scope}: latency distribution ({BINS_PER_DECADE} bins per decade)'",
+        f"set title {gp(f'{label(f)}{scope}: latency distribution ({BINS_PER_DECADE} bins per decade)')}",
         "set xlabel 'latency (s)'", "set ylabel 'fraction of operations per bin'", "set logscale x",
         "set format x '%.0e'", "set grid", "set key top right", "plot " + ", ".join(plots)]))
     return name
@@ -241,17 +262,18 @@ def plot_repeats(out, run, scope=""):
         return None
     name = "repeats-rate"
     dat = out / f"{name}.dat"
-    dat.write_text("# repeat obj_per_s iops t_max_s\n" + "".join(
+    write(dat, "# repeat obj_per_s iops t_max_s\n" + "".join(
         f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {'?' if f.t_max_s is None else f'{f.t_max_s:.6f}'}\n"
         for f in bench))
     mean = sum(f.obj_per_s for f in bench) / len(bench)
     spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
     repeats = len([f for f in run.phases if f.phase == "benchmark"])
+    title = f"benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)"
     gnuplot(out, name, "\n".join([
-        f"set title 'benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
+        f"set title {gp(title)}",
         "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
         "set datafile missing '?'", f"set xrange [0.5:{repeats + 0.5}]", "set key bottom right",
-        f"plot '{dat}' using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
+        f"plot {gp(dat)} using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
         f"{mean} with lines dt 2 lw 2 title 'mean'"]))
     return name
 
@@ -279,8 +301,8 @@ def plot_scaling(out, runs):
                 continue
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
             dat = out / f"scaling-{ph}-{safe}.dat"
-            dat.write_text("# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
-            plots.append(f"'{dat}' using 1:2 with linespoints pt 7 lw 2 title '{lab}'")
+            write(dat, "# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
+            plots.append(f"{gp(dat)} using 1:2 with linespoints pt 7 lw 2 title {gp(lab)}")
         note = f" ({zero} at 0 obj/s, not on the log scale)" if zero else ""
         if plots:
             panels.append("\n".join([f"set title '{ph}{note}'", "plot " + ", ".join(plots)]))
@@ -307,6 +329,8 @@ def main(argv=None):
     try:
         if not out.is_dir():
             raise BadInput(f"--out {out}: not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise BadInput(f"--out {out}: not writable")
         made = []
         if args.scaling:
             runs = []
@@ -329,9 +353,6 @@ def main(argv=None):
             made.append(plot_repeats(out, run, scope))
         else:
             raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
-    except OSError as e:
-        print(f"mdfio-plot: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
     except BadInput as e:
         print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2
