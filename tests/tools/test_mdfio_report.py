@@ -337,6 +337,10 @@ def test_client_server_json(tmp_path, tmpfs):
     got = json.loads(report(out, "--json").stdout)["records"]
     assert [(r["phase"], r["objects"], r["ranks"]) for r in got] == \
         [("precreate", 80, 2), ("benchmark", 40, 2), ("cleanup", 80, 2)]
+    # a client's JSON has no 'elapsed': fio's run time, and so its start, are unknown
+    assert "elapsed" not in json.loads(out.read_text())["client_stats"][0]
+    text = report(out, "--format", "md-real-io-2017").stdout.splitlines()
+    assert text[0].endswith(" time: n/a") and re.fullmatch(r"Total runtime: n/a time: [0-9: -]{19}", text[-1])
 
 
 # --- bad input -------------------------------------------------------------

@@ -215,7 +215,7 @@ class Run:
         self.layout = RunSections(docs)
         stamp = {name: head[1] for (_, name), head in zip(docs, heads)}
         for j in (j for x in self.layout.sections for j in x.jobs):
-            if j.elapsed > stamp[j.file]:
+            if j.elapsed is not None and j.elapsed > stamp[j.file]:
                 raise BadInput(f"{j.file}: job {j.name}: elapsed {j.elapsed} s is more than the time since 1970 "
                                f"at its end (timestamp {stamp[j.file]}): not the JSON of a real fio run")
         sections = [x for x in self.layout.sections if not x.skipped]
@@ -248,7 +248,8 @@ class Run:
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
         self.working_set = self.ranks * self.d * self.p * self.s / 2**20
-        self.runtime = max((j.elapsed for x in sections for j in x.jobs), default=0)
+        # fio's run time in s: None from a fio client, which writes none
+        self.runtime = max((j.elapsed for x in sections for j in x.jobs if j.elapsed is not None), default=None)
         self.version = f"{VERSION}/{fio_version}"
 
     @property

@@ -245,8 +245,8 @@ class Job:
         self.hostname = r.text("hostname", default="") if r.has("hostname") else None
         self.opts = {**glob, **r.options("job options")}
         self.error = r.counter("error")
-        # fio's time since its start; a fio client's JSON has none
-        self.elapsed = r.counter("elapsed", default=0)
+        # fio's seconds since its start; a fio client's JSON has none (None)
+        self.elapsed = r.counter("elapsed") if r.has("elapsed") else None
         self.file = r.name
         self.r = r
         m = RANK_DESC.fullmatch(r.text("desc", default=""))

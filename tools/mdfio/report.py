@@ -32,6 +32,12 @@ def local_time(epoch):
     return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def start_time(run):
+    """The run's start: its end less fio's run time; n/a when fio's JSON
+    gives no run time (a fio client's)."""
+    return "n/a" if run.runtime is None else local_time(run.end - run.runtime)
+
+
 def num(v, spec, unit=""):
     """A figure in format spec, then unit; 'n/a' for None (a time not
     measured, a rate over it)."""
@@ -77,7 +83,7 @@ def process_label(run, p):
 
 def render_md_workbench(run, process_reports):
     lines = [f"MD-Workbench total objects: {run.total_objects} workingset size: "
-             f"{run.working_set:.3f} MiB (version: {run.version}) time: {local_time(run.end - run.runtime)}"]
+             f"{run.working_set:.3f} MiB (version: {run.version}) time: {start_time(run)}"]
     lines += [f"\t{k}={v}" for k, v in run.params().items()]
     if run.multi_host:
         lines.append(f"\treads-cross-hosts={run.reads_cross_hosts()}")
@@ -109,7 +115,7 @@ def md_real_io_line(f, read_only, with_iops):
 
 
 def render_md_real_io(run, process_reports, era):
-    start = local_time(run.end - run.runtime)
+    start = start_time(run)
     title = f"MD-REAL-IO total objects: {run.total_objects}"
     if era == 2017:
         title += f" workingset size: {run.working_set:.3f} MiB"
@@ -129,7 +135,7 @@ def render_md_real_io(run, process_reports, era):
         lines.append(md_real_io_line(f, read_only, era == 2017))
         if process_reports:
             lines += [process_label(run, q) + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
-    lines.append(f"Total runtime: {run.runtime}s time: {local_time(run.end)}")
+    lines.append(f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}")
     return lines
 
 
