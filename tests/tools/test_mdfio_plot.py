@@ -216,6 +216,12 @@ def test_gnuplot_and_the_output_directory(logged_run, tmp_path):
     proc = plot("--out", out, "--scaling", f"it's={run_json}")
     assert proc.returncode == 0, proc.stderr
     assert "title 'it''s'" in (out / "scaling.gp").read_text()
+    # labels whose file names would be the same get a file each
+    proc = plot("--out", out, "--scaling", f"a b={run_json}", f"a_b={run_json}")
+    assert proc.returncode == 0, proc.stderr
+    gp = (out / "scaling.gp").read_text()
+    assert f"'{out}/scaling-benchmark-a_b.dat' using 1:2 with linespoints pt 7 lw 2 title 'a b'" in gp
+    assert f"'{out}/scaling-benchmark-a_b-1.dat' using 1:2 with linespoints pt 7 lw 2 title 'a_b'" in gp
 
 
 def test_bad_input(logged_run, tmp_path):

@@ -289,6 +289,15 @@ def plot_scaling(out, runs):
             if fs:
                 rates[ph] = sum(f.obj_per_s for f in fs) / len(fs)
         by_label.setdefault(lab, []).append((run.ranks, rates))
+    # each label's data file: its name made safe, and told apart from another
+    # label's that reads the same so (a b, a_b)
+    files = {}
+    for lab in by_label:
+        safe = name = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
+        n = 1
+        while name in files.values():
+            name, n = f"{safe}-{n}", n + 1
+        files[lab] = name
     panels = []
     for ph in ("precreate", "benchmark", "cleanup"):
         plots, zero = [], 0
@@ -299,8 +308,7 @@ def plot_scaling(out, runs):
             pts = [(n, r) for n, r in pts if r > 0]
             if not pts:
                 continue
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
-            dat = out / f"scaling-{ph}-{safe}.dat"
+            dat = out / f"scaling-{ph}-{files[lab]}.dat"
             write(dat, "# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
             plots.append(f"{gp(dat)} using 1:2 with linespoints pt 7 lw 2 title {gp(lab)}")
         note = f" ({zero} at 0 obj/s, not on the log scale)" if zero else ""
