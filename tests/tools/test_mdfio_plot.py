@@ -282,3 +282,4 @@ def test_bad_input(logged_run, tmp_path):
         one_line(plot(run_json, "--logs", prefix, "--out", out, "--max-points", value),
                  f"argument --max-points: expected a positive integer, not {value!r}")
     one_line(plot(run_json, "--bogus"), "unrecognized arguments: --bogus")
+    one_line(plot(run_json, "--logs", prefix, "--out", out, "--scaling", f"a={run_json}"), "not both")

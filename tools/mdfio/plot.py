@@ -333,6 +333,8 @@ def main(argv=None):
     ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
     args = ap.parse_args(argv)
+    if args.scaling and (args.run or args.logs):
+        ap.error("--scaling draws the runs it names: give RUN.json --logs PREFIX, or --scaling, not both")
     out = Path(args.out)
     try:
         if not out.is_dir():
