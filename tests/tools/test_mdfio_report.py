@@ -312,6 +312,10 @@ def test_concatenated_documents_and_stdin(runs, tmp_path):
     assert report(both, "--json").stdout == report(path, "--json").stdout
     proc = subprocess.run([str(REPORT), "--json"], input=doc, capture_output=True, text=True)
     assert proc.stdout == report(path, "--json").stdout
+    # bytes that are not UTF-8, whatever the locale's error handling
+    proc = subprocess.run([str(REPORT)], input=b"\xff\xfe junk\n" + doc.encode(), capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+    assert proc.returncode == 0 and proc.stdout.decode() == report(path).stdout, proc.stderr
 
 
 def test_client_server_json(tmp_path, tmpfs):

@@ -100,14 +100,16 @@ def read_documents(text, name):
 def load(path):
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
     name = "<stdin>" if path == "-" else str(path)
+    # bytes that are not UTF-8 (fio writes strings as they are) stand in
+    # for a character each: a file of binary junk is not JSON, not a traceback
     if path == "-":
-        text = sys.stdin.read()
+        text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     else:
         p = Path(path)
         if p.is_dir():
             raise BadInput(f"{name}: is a directory, expected fio's JSON output file")
         try:
-            text = p.read_text(errors="replace")
+            text = p.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
             raise BadInput(f"{name}: cannot read it: {e.strerror}") from None
     if not text.strip():
