@@ -359,7 +359,8 @@ def one_line_exit_2(proc, name):
 def test_bad_inputs(runs, tmp_path, tmpfs):
     good = runs["n1"][0].read_text()
     cases = {"notjson.txt": "this is fio's text output\n", "truncated.json": good[: len(good) // 2],
-             "empty.json": "", "blank.json": "\n\n", "list.json": "[1, 2]\n"}
+             "empty.json": "", "blank.json": "\n\n", "list.json": "[1, 2]\n",
+             "deep.json": '{"jobs": ' + "[" * 100000 + "]" * 100000 + "}\n"}
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
         one_line_exit_2(report(tmp_path / name), str(tmp_path / name))

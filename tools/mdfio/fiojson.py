@@ -89,6 +89,9 @@ def read_documents(text, name):
             doc, end = dec.raw_decode(text, m.start())
         except json.JSONDecodeError as e:
             raise BadInput(f"{name}: truncated or malformed JSON at line {e.lineno}: {e.msg}") from None
+        except RecursionError:
+            # only the input's nesting recurses in the decoder; fio's is 6 deep
+            raise BadInput(f"{name}: JSON nested too deep to read: not fio's output, 6 levels deep") from None
         if isinstance(doc, dict):
             docs.append(doc)
         pos = end
