@@ -485,6 +485,41 @@ def test_a_closed_output_ends_the_tool_quietly(runs):
         assert proc.returncode == -signal.SIGPIPE and proc.stderr == "", (cmd, proc.returncode, proc.stderr)
 
 
+def test_the_largest_values_the_engine_takes_cost_no_time(runs, tmp_path):
+    """datasets=2^32-1 over ranks on two hosts (reads across hosts counted
+    per dataset), and a million ranks on 100000 listed hosts, of which one
+    reported (missing ranks named by host): answers in seconds, not hours."""
+    text = runs["n3"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    doc["global options"]["datasets"] = str(2**32 - 1)
+    for j in doc["jobs"]:
+        rank = int(re.search(r"rank=(\d+)", j["desc"])[1])
+        j["desc"] = f"mdfio rank={rank} ranks=3 host=h{rank % 2}"
+    path = tmp_path / "datasets.json"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), "--json", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    # rank r reads dataset d of rank r-(d+1) mod 3: on the other host for r-(d+1) odd, d mod 3 in 0..2
+    want = sum(((2**32 - 1) - d + 2) // 3 * sum(1 for r in range(3) if (r - d - 1) % 3 % 2 != r % 2)
+               for d in range(3))
+    assert json.loads(proc.stdout)["parameters"]["reads-cross-hosts"] == f"some ({want} of {3 * (2**32 - 1)})"
+    doc = json.loads(text[text.index("{"):])
+    doc["global options"].update(numjobs=str(2**20), hosts=",".join(f"h{i}" for i in range(100000)))
+    doc["jobs"] = [j for j in doc["jobs"] if "rank=0 " in j["desc"]]
+    for j in doc["jobs"]:
+        j["desc"] = f"mdfio rank=0 ranks={2**20} host=h0"
+    path = tmp_path / "ranks.json"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)
+    one_line_exit_2(proc, str(path))
+    assert f"{2**20 - 1} of {2**20} ranks missing: ranks 1-{2**20 - 1} (host h0)" in proc.stderr
+    doc["jobs"][0]["desc"] = f"mdfio rank=0 ranks={2**20 + 1} host=h0"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)
+    one_line_exit_2(proc, str(path))
+    assert "more than the engine's 1048576 ranks" in proc.stderr
+
+
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
     """Only input of another structure is reported as bad input; a
     programming error inside the figures propagates (a traceback)."""

@@ -266,9 +266,14 @@ class Run:
         datasets, the k whose object another host made: rank r reads
         dataset d of rank (r - O*(d+1)) mod N (md-workbench -O)."""
         offset, n = self.first.int_opt("rank_offset"), self.ranks
-        k = sum(1 for r in range(n) for d in range(self.d)
-                if self.host_of.get((r - offset * (d + 1)) % n) != self.host_of.get(r))
-        return k, n * self.d
+        if len(set(self.host_of.values())) < 2:
+            return 0, n * self.d
+
+        def crossing(d):
+            return sum(1 for r in range(n) if self.host_of.get((r - offset * (d + 1)) % n) != self.host_of.get(r))
+        # the rank read depends on d mod n only: each residue once, times the
+        # datasets that have it (datasets= may be far more than ranks)
+        return sum(crossing(d) * ((self.d - d + n - 1) // n) for d in range(min(self.d, n))), n * self.d
 
     def reads_cross_hosts(self):
         """'all', 'some (k of n)' or 'none'."""

@@ -22,13 +22,15 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "repeat": "1", "repeats": "1"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
+# the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
+MAX_RANKS = 1 << 20
 # the integer options the tools read that the engine (options.c) or fio
 # accepts in a narrower range than 0 .. COUNTER_MAX-1 (the upper bounds
 # loosely: u32 for fio's and the engine's u32 options)
 OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
-                "numjobs": (1, 2**32 - 1), "iodepth": (1, 2**32 - 1)}
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1)}
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
 RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
@@ -258,9 +260,10 @@ class Job:
         self.rank = self.ranks = self.host = None
         if m:
             rank, ranks = int(m.group(1)), int(m.group(2))
-            if not 0 <= rank < ranks < COUNTER_MAX:
-                raise BadInput(f"{r.name}: {r.where}: desc {m.group(0)!r}: rank {rank} is not one of "
-                               f"ranks 0..{ranks}-1: not the JSON of an mdfio fio run")
+            if not 0 <= rank < ranks <= MAX_RANKS:
+                raise BadInput(f"{r.name}: {r.where}: desc {short(m.group(0))}: rank {rank} is not one of "
+                               f"ranks 0..{ranks}-1, or more than the engine's {MAX_RANKS} ranks: "
+                               "not the JSON of an mdfio fio run")
             self.rank, self.ranks, self.host = rank, ranks, m.group(3)
 
     def slot(self, slot):
@@ -377,11 +380,12 @@ def _where(job, files):
 
 
 def listed_hosts(sec):
-    """The host of each rank by the section's hosts= and numjobs (the engine's
-    placement: host i takes ranks i*numjobs onwards); {} without hosts=."""
+    """The host of a rank by the section's hosts= and numjobs (the engine's
+    placement: host i takes ranks i*numjobs onwards), as a function of the
+    rank; its None: not on hosts=, or no hosts=."""
     hosts = [h for h in pick(sec.opts.get("hosts", "")).split(",") if h]
     per_host = sec.int_opt("numjobs", default=1)
-    return {i * per_host + k: h for i, h in enumerate(hosts) for k in range(per_host)}
+    return lambda rank: hosts[rank // per_host] if rank // per_host < len(hosts) else None
 
 
 class RunSections:
@@ -491,10 +495,9 @@ class RunSections:
         missing = [r for r in range(self.ranks) if r not in seen]
         if not missing:
             return
-        listed = listed_hosts(sec)
-        by_host = {}
+        listed, by_host = listed_hosts(sec), {}
         for r in missing:
-            by_host.setdefault(self.host_of.get(r) or listed.get(r), []).append(r)
+            by_host.setdefault(self.host_of.get(r) or listed(r), []).append(r)
         parts = [f"ranks {spans(rs)}" + (f" (host {h})" if h else " (host unknown)") for h, rs in by_host.items()]
         known = [h for h in by_host if h]
         why = (f"host{'s' if len(known) > 1 else ''} {','.join(known)} did not report them (it died, or its fio "
