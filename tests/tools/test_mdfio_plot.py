@@ -2,13 +2,15 @@
 logs and the report, gnuplot's PNGs decoded, and bad input."""
 import json
 import math
+import os
+import shutil
 import struct
 import subprocess
 import zlib
 
 import pytest
 
-from conftest import SOURCE_ROOT, job, run_fio
+from conftest import SOURCE_ROOT, job, need_root, run_fio
 
 PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -136,6 +138,92 @@ def test_scaling_figure(tmp_path, tmpfs):
             assert data[n] == pytest.approx(rec[phase]["obj_per_s"])
 
 
+def test_a_run_in_which_every_unit_fails(tmp_path):
+    """Every object removed after precreate: the benchmark repeats and the
+    cleanup do nothing, at a rate of 0 and in no measured time. There is no
+    latency to draw; the repeats are drawn at 0, and the scaling figure's
+    log scale leaves the zeros out, saying so."""
+    root, logs = tmp_path / "root", tmp_path / "logs"
+    root.mkdir()
+    logs.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("*_*/file-*"):
+        obj.unlink()
+    run_fio(job(["benchmark", "benchmark", "cleanup"], root, latency_log=logs / "lat", **opts), tmp_path,
+            args=["--output-format=json+"], check=False)
+    run_json = sorted(tmp_path.glob("job-*.json"))[-1]
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = plot(run_json, "--logs", logs / "lat", "--out", out)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == [str(out / "repeats-rate.png")]
+    assert (out / "repeats-rate.dat").read_text().splitlines()[1:] == ["1 0.000000 0.000000 ?",
+                                                                        "2 0.000000 0.000000 ?"]
+    assert png_size(out / "repeats-rate.png") == (1200, 800)
+    # the scaling figure: only the run with a rate above 0 is on the log scale
+    root2 = tmp_path / "root2"
+    root2.mkdir()
+    run_fio(job(["precreate", "benchmark", "cleanup"], root2, **opts), tmp_path, args=["--output-format=json+"],
+            check=True)
+    good = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = plot("--out", out, "--scaling", f"failed={run_json}", f"ok={good}")
+    assert proc.returncode == 0, proc.stderr
+    gp = (out / "scaling.gp").read_text()
+    assert "set title 'benchmark (1 at 0 obj/s, not on the log scale)'" in gp
+    assert not (out / "scaling-benchmark-failed.dat").exists()
+    proc = plot("--out", out, "--scaling", f"failed={run_json}")
+    assert proc.returncode == 2 and "no phase of any of the runs has a rate above 0" in proc.stderr
+
+
+def test_gnuplot_and_the_output_directory(logged_run, tmp_path):
+    """What stands around the input: gnuplot missing or failing, an output
+    directory that cannot be written, quotes in a label. One line each."""
+    run_json, prefix = logged_run
+
+    def one_line(proc, start):
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"mdfio-plot: {start}"), proc.stderr
+
+    out = tmp_path / "out"
+    out.mkdir()
+    # a PATH with python3 and no gnuplot; then a gnuplot that fails
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(shutil.which("python3"))
+    env = {**os.environ, "PATH": str(bin_dir)}
+    proc = subprocess.run([str(PLOT), str(run_json), "--logs", str(prefix), "--out", str(out)], capture_output=True,
+                          text=True, env=env)
+    one_line(proc, "gnuplot: not found")
+    (bin_dir / "gnuplot").write_text("#!/bin/sh\necho 'line 3: unknown terminal type' >&2\nexit 1\n")
+    (bin_dir / "gnuplot").chmod(0o755)
+    proc = subprocess.run([str(PLOT), str(run_json), "--logs", str(prefix), "--out", str(out)], capture_output=True,
+                          text=True, env=env)
+    one_line(proc, f"{out}/precreate-timeline.gp: gnuplot failed on it: line 3: unknown terminal type")
+    # a read-only file system
+    need_root("mounts a read-only tmpfs")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)], capture_output=True,
+                           text=True)
+    if mount.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mount.stderr.strip()}")
+    try:
+        one_line(plot(run_json, "--logs", prefix, "--out", ro), f"--out {ro}: not writable")
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    # a label with a quote, which gnuplot's strings double
+    proc = plot("--out", out, "--scaling", f"it's={run_json}")
+    assert proc.returncode == 0, proc.stderr
+    assert "title 'it''s'" in (out / "scaling.gp").read_text()
+    # labels whose file names would be the same get a file each
+    proc = plot("--out", out, "--scaling", f"a b={run_json}", f"a_b={run_json}")
+    assert proc.returncode == 0, proc.stderr
+    gp = (out / "scaling.gp").read_text()
+    assert f"'{out}/scaling-benchmark-a_b.dat' using 1:2 with linespoints pt 7 lw 2 title 'a b'" in gp
+    assert f"'{out}/scaling-benchmark-a_b-1.dat' using 1:2 with linespoints pt 7 lw 2 title 'a_b'" in gp
+
+
 def test_bad_input(logged_run, tmp_path):
     run_json, prefix = logged_run
 
@@ -163,5 +251,35 @@ def test_bad_input(logged_run, tmp_path):
         p.write_text((prefix.parent / p.name).read_text())
     (other / "lat-0.00-0-precreate-all.csv").write_text("")
     one_line(plot(run_json, "--logs", other / "lat", "--out", out), "not a latency log")
+    # a log at fault is named, not the run's JSON
+    bad = other / "lat-0.00-0-precreate-all.csv"
+    lines = (prefix.parent / bad.name).read_text().splitlines(keepends=True)
+    bad.write_text("".join(lines[:2] + ["x,y\n"] + lines[2:]))
+    proc = plot(run_json, "--logs", other / "lat", "--out", out)
+    one_line(proc, f"{bad}:3: ")
+    assert proc.stderr.startswith(f"mdfio-plot: {bad}:3: ")
+    # what the engine never writes: each named with its line
+    good = (prefix.parent / bad.name).read_bytes()
+    head, first, rest = good.split(b"\n", 2)
+    last = good.count(b"\n")     # its last line, cut short
+    for body, needle in ((head + b"\n" + first + b"\n" + b"nan,0.1\n" + rest, ":3: not a row"),
+                         (head + b"\n" + first.replace(b",", b",-") + b"\n" + rest, ":2: not a row"),
+                         (head + b"\n" + b"1," + b"9" * 400 + b"\n" + rest, ":2: not a row"),
+                         (head + b"\n" + b"\xff\xfe\x00junk\n" + rest, ":2: not a row"),
+                         (good[:-5], f":{last}: cut off in its last row"),
+                         (b"\x89PNG\r\n", ": does not begin with the line 'time,runtime'")):
+        bad.write_bytes(body)
+        one_line(plot(run_json, "--logs", other / "lat", "--out", out), f"{bad}{needle}")
+    bad.unlink()
+    bad.mkdir()
+    one_line(plot(run_json, "--logs", other / "lat", "--out", out), f"{bad}: is a directory")
+    bad.rmdir()
+    bad.write_bytes(good)
     one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
     one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")
+    # options: one line naming the option, not argparse's usage and message
+    for value in ("0", "-5", "x", "1e9", ""):
+        one_line(plot(run_json, "--logs", prefix, "--out", out, "--max-points", value),
+                 f"argument --max-points: expected a positive integer, not {value!r}")
+    one_line(plot(run_json, "--bogus"), "unrecognized arguments: --bogus")
+    one_line(plot(run_json, "--logs", prefix, "--out", out, "--scaling", f"a={run_json}"), "not both")

@@ -3,8 +3,10 @@ JSON, every format read back by a parser written from its description, and
 bad input."""
 import json
 import math
+import os
 import random
 import re
+import signal
 import subprocess
 
 import pytest
@@ -54,11 +56,12 @@ def sorted_samples(lat):
     return values
 
 
-def ior_quantiles(samples):
+def ior_quantiles(samples, lo, hi):
+    """IOR's quantiles of the bucket values, clamped into the exact [lo, hi]."""
     n = len(samples)
     q = lambda x: samples[round(x * (n - 1) + 0.49)]
     med = samples[n // 2] if n % 2 else (samples[n // 2] + samples[n // 2 - 1]) / 2
-    return [q(0.25), med, q(0.75), q(0.90), q(0.99)]
+    return [min(max(v, lo), hi) for v in (q(0.25), med, q(0.75), q(0.90), q(0.99))]
 
 
 def expected_records(doc, read_only=False):
@@ -100,9 +103,9 @@ def expected_records(doc, read_only=False):
                 continue
             lats = [j[SLOT[op][0]][SLOT[op][1]] for j in jobs]
             samples = sorted(v for lat in lats for v in sorted_samples(lat))
-            rec[f"{op}_min_s"] = min(l["min"] for l in lats if l["N"]) / 1e9
-            rec[f"{op}_max_s"] = max(l["max"] for l in lats if l["N"]) / 1e9
-            for k, v in zip(("q1_s", "median_s", "q3_s", "q90_s", "q99_s"), ior_quantiles(samples)):
+            lo, hi = min(l["min"] for l in lats if l["N"]), max(l["max"] for l in lats if l["N"])
+            rec[f"{op}_min_s"], rec[f"{op}_max_s"] = lo / 1e9, hi / 1e9
+            for k, v in zip(("q1_s", "median_s", "q3_s", "q90_s", "q99_s"), ior_quantiles(samples, lo, hi)):
                 rec[f"{op}_{k}"] = v / 1e9
         out.append(rec)
     return out
@@ -125,6 +128,28 @@ def test_json_figures_match_the_formulas(runs, name):
     if not extra:
         assert [r["repeat"] for r in got] == [0, 1, 2, 3, 0]
         assert got[0]["objects"] == numjobs * 2 * 40 and got[1]["objects"] == numjobs * 2 * 25
+
+
+def test_quantiles_lie_between_min_and_max(runs):
+    """fio's histogram gives bucket midpoints, within 1/128 of a sample but
+    possibly beyond the exact min and max of few samples: the report clamps
+    them (docs/reports.md). The runs hold such buckets, so this shows it."""
+    beyond = 0
+    for path, doc, _, _ in runs.values():
+        for j in doc["jobs"]:
+            for slot, kind in SLOT.values():
+                lat = j[slot][kind]
+                if lat["N"]:
+                    buckets = [int(v) for v in lat["bins"]]
+                    beyond += max(buckets) > lat["max"] or min(buckets) < lat["min"]
+                    assert all(abs(b - lat["min"]) <= lat["min"] / 128 for b in buckets if b < lat["min"])
+                    assert all(abs(b - lat["max"]) <= lat["max"] / 128 for b in buckets if b > lat["max"])
+        for rec in json.loads(report(path, "--json", "--process-reports").stdout)["records"]:
+            for op in OPS:
+                if rec[f"{op}_count"]:
+                    lat = [rec[f"{op}_{k}"] for k in ("min_s", "q1_s", "median_s", "q3_s", "q90_s", "q99_s", "max_s")]
+                    assert lat == sorted(lat), (rec["phase"], rec["process"], op, lat)
+    assert beyond
 
 
 def test_process_records(runs):
@@ -287,6 +312,10 @@ def test_concatenated_documents_and_stdin(runs, tmp_path):
     assert report(both, "--json").stdout == report(path, "--json").stdout
     proc = subprocess.run([str(REPORT), "--json"], input=doc, capture_output=True, text=True)
     assert proc.stdout == report(path, "--json").stdout
+    # bytes that are not UTF-8, whatever the locale's error handling
+    proc = subprocess.run([str(REPORT)], input=b"\xff\xfe junk\n" + doc.encode(), capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+    assert proc.returncode == 0 and proc.stdout.decode() == report(path).stdout, proc.stderr
 
 
 def test_client_server_json(tmp_path, tmpfs):
@@ -312,6 +341,10 @@ def test_client_server_json(tmp_path, tmpfs):
     got = json.loads(report(out, "--json").stdout)["records"]
     assert [(r["phase"], r["objects"], r["ranks"]) for r in got] == \
         [("precreate", 80, 2), ("benchmark", 40, 2), ("cleanup", 80, 2)]
+    # a client's JSON has no 'elapsed': fio's run time, and so its start, are unknown
+    assert "elapsed" not in json.loads(out.read_text())["client_stats"][0]
+    text = report(out, "--format", "md-real-io-2017").stdout.splitlines()
+    assert text[0].endswith(" time: n/a") and re.fullmatch(r"Total runtime: n/a time: [0-9: -]{19}", text[-1])
 
 
 # --- bad input -------------------------------------------------------------
@@ -326,7 +359,8 @@ def one_line_exit_2(proc, name):
 def test_bad_inputs(runs, tmp_path, tmpfs):
     good = runs["n1"][0].read_text()
     cases = {"notjson.txt": "this is fio's text output\n", "truncated.json": good[: len(good) // 2],
-             "empty.json": "", "blank.json": "\n\n", "list.json": "[1, 2]\n"}
+             "empty.json": "", "blank.json": "\n\n", "list.json": "[1, 2]\n",
+             "deep.json": '{"jobs": ' + "[" * 100000 + "]" * 100000 + "}\n"}
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
         one_line_exit_2(report(tmp_path / name), str(tmp_path / name))
@@ -364,6 +398,128 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     assert "process is missing" in proc.stderr
 
 
+@pytest.mark.parametrize("literal, needle", [("NaN", "NaN in it"), ("-Infinity", "-Infinity in it"),
+                                             ("1e400", "beyond any number"), ("1" * 21, "longer than fio writes")])
+def test_numbers_fio_never_writes(runs, tmp_path, literal, needle):
+    """fio prints integers with %lld and floats with %f: Python's json
+    would take NaN and Infinity, and make inf of 1e400."""
+    good = runs["n1"][0].read_text()
+    path = tmp_path / "number.json"
+    path.write_text(re.sub(r'"runtime" : \d+', f'"runtime" : {literal}', good, count=1))
+    for fmt in ([], ["--json"], ["--csv"]):
+        proc = report(path, *fmt)
+        one_line_exit_2(proc, str(path))
+        assert needle in proc.stderr
+
+
+def _first_job(doc):
+    return doc["jobs"][0]
+
+
+def _fewer_stats_made(doc):
+    bench = next(j for j in doc["jobs"] if j["sync"]["lat_ns"]["N"])
+    bench["sync"]["total_ios"] = bench["sync"]["lat_ns"]["N"] - 1
+
+
+# a change to a real run's JSON that fio could not have written, and what
+# the one line says
+INCONSISTENT = {
+    "negative count": (lambda d: _first_job(d)["write"]["clat_ns"].update(N=-1), "'N' is -1"),
+    "float count": (lambda d: _first_job(d)["write"].update(drop_ios=2.5), "'drop_ios' is 2.5"),
+    "min above max": (lambda d: _first_job(d)["write"]["clat_ns"].update(min=10**9, max=1), "is above max"),
+    "bins short of N": (lambda d: _first_job(d)["write"]["clat_ns"]["bins"].popitem(), "bins hold"),
+    "percentiles falling": (lambda d: _first_job(d)["write"]["clat_ns"]["percentile"].update(
+        {"25.000000": 10**12}), "do not grow"),
+    "no sync slot": (lambda d: _first_job(d).pop("sync"), "no 'sync'"),
+    "no runtime": (lambda d: _first_job(d)["write"].pop("runtime"), "no 'runtime'"),
+    "line break in a name": (lambda d: _first_job(d).update(jobname="pre\ncreate"), "control characters"),
+    "no timestamp": (lambda d: d.pop("timestamp"), "no 'timestamp'"),
+    "timestamp of no era": (lambda d: d.update(timestamp=10**18), "not a time of this era"),
+    "elapsed before 1970": (lambda d: _first_job(d).update(elapsed=d["timestamp"] + 1), "more than the time since"),
+    "more stats than made": (_fewer_stats_made, "is more than total_ios"),
+    # options the engine refuses: no run has them
+    "no datasets": (lambda d: d["global options"].update(datasets="0"), "datasets='0', expected an integer from 1"),
+    "read_only=2": (lambda d: d["global options"].update(read_only="2"),
+                    "read_only='2', expected an integer from 0 to 1"),
+    "negative numjobs": (lambda d: d["global options"].update(numjobs="-1"), "numjobs='-1'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INCONSISTENT))
+def test_json_fio_could_not_have_written(runs, tmp_path, case):
+    """Values are checked against what fio writes (stat.c): types, counts,
+    the consistency of a latency object, the keys it always writes."""
+    text = runs["n1"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    change, needle = INCONSISTENT[case]
+    change(doc)
+    path = tmp_path / "inconsistent.json"
+    path.write_text(json.dumps(doc))
+    for fmt in ([], ["--json"], ["--csv"]):
+        proc = report(path, *fmt)
+        one_line_exit_2(proc, str(path))
+        assert needle in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("args, needle", [(["--format", "x"], "argument --format: invalid choice: 'x'"),
+                                          (["--bogus"], "unrecognized arguments: --bogus"),
+                                          (["-", "other.json"], "'-' (stdin) is the only input")])
+def test_bad_options_in_one_line(args, needle):
+    proc = subprocess.run([str(REPORT), *args], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"mdfio-report: {proc.stderr.split(': ', 1)[1].rstrip()}"]
+    assert needle in proc.stderr and proc.stderr.endswith(" (see mdfio-report --help)\n")
+
+
+def test_a_closed_output_ends_the_tool_quietly(runs):
+    """As `mdfio-report run.json | head` when head has gone: the pipe's
+    reader is closed before the tool writes, so its first write gets
+    SIGPIPE, which ends it as it ends coreutils: no traceback, no message."""
+    path = runs["n1"][0]
+    for cmd in ([str(REPORT), str(path)], [str(REPORT), "--json", str(path)],
+                [str(SOURCE_ROOT / "tools" / "mdfio-plot"), "--help"]):
+        r, w = os.pipe()
+        os.close(r)
+        proc = subprocess.run(cmd, stdout=w, stderr=subprocess.PIPE, text=True)
+        os.close(w)
+        assert proc.returncode == -signal.SIGPIPE and proc.stderr == "", (cmd, proc.returncode, proc.stderr)
+
+
+def test_the_largest_values_the_engine_takes_cost_no_time(runs, tmp_path):
+    """datasets=2^32-1 over ranks on two hosts (reads across hosts counted
+    per dataset), and a million ranks on 100000 listed hosts, of which one
+    reported (missing ranks named by host): answers in seconds, not hours."""
+    text = runs["n3"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    doc["global options"]["datasets"] = str(2**32 - 1)
+    for j in doc["jobs"]:
+        rank = int(re.search(r"rank=(\d+)", j["desc"])[1])
+        j["desc"] = f"mdfio rank={rank} ranks=3 host=h{rank % 2}"
+    path = tmp_path / "datasets.json"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), "--json", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    # rank r reads dataset d of rank r-(d+1) mod 3: on the other host for r-(d+1) odd, d mod 3 in 0..2
+    want = sum(((2**32 - 1) - d + 2) // 3 * sum(1 for r in range(3) if (r - d - 1) % 3 % 2 != r % 2)
+               for d in range(3))
+    assert json.loads(proc.stdout)["parameters"]["reads-cross-hosts"] == f"some ({want} of {3 * (2**32 - 1)})"
+    doc = json.loads(text[text.index("{"):])
+    doc["global options"].update(numjobs=str(2**20), hosts=",".join(f"h{i}" for i in range(100000)))
+    doc["jobs"] = [j for j in doc["jobs"] if "rank=0 " in j["desc"]]
+    for j in doc["jobs"]:
+        j["desc"] = f"mdfio rank=0 ranks={2**20} host=h0"
+    path = tmp_path / "ranks.json"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)
+    one_line_exit_2(proc, str(path))
+    assert f"{2**20 - 1} of {2**20} ranks missing: ranks 1-{2**20 - 1} (host h0)" in proc.stderr
+    doc["jobs"][0]["desc"] = f"mdfio rank=0 ranks={2**20 + 1} host=h0"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)
+    one_line_exit_2(proc, str(path))
+    assert "more than the engine's 1048576 ranks" in proc.stderr
+
+
 def test_a_bug_is_not_taken_for_bad_input(runs, monkeypatch):
     """Only input of another structure is reported as bad input; a
     programming error inside the figures propagates (a traceback)."""
@@ -388,6 +544,72 @@ def test_a_run_with_errors_reports_them_and_exits_1(tmpfs, tmp_path):
     assert "(1 errs!!!)" in proc.stdout
     rec = json.loads(report(path, "--json").stdout)["records"][0]
     assert (rec["stat_errors"], rec["errors"], rec["objects"]) == (1, 1, 2 * 2 * 5 - 1)
+
+
+def no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_a_phase_in_which_every_unit_fails(tmp_path):
+    """Every object removed after precreate: every stat of the benchmark
+    and every delete of the cleanup fails. fio measures no time for such a
+    phase (it counts runtime only while bytes move), so T is n/a, a rate of
+    no objects is 0, and a rate of the datasets n/a; never inf."""
+    root = tmp_path / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("*_*/file-*"):
+        obj.unlink()
+    paths = {}
+    for phase in ("benchmark", "cleanup"):
+        run = run_fio(job([phase], root, **opts), tmp_path, args=["--output-format=json+"], check=False)
+        assert all(j["error"] for j in run.jobs()) and not any(j["read"]["runtime"] or j["trim"]["runtime"]
+                                                              for j in run.jobs())
+        paths[phase] = sorted(tmp_path.glob("job-*.json"))[-1]
+    recs = {}
+    for phase, path in paths.items():
+        for fmt in ([], ["--format", "md-real-io-2017"], ["--format", "md-real-io-2016"], ["--csv"]):
+            proc = report(path, *fmt, "--process-reports")
+            assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+            assert not re.search(r"\b(-?inf|nan)\b", proc.stdout, re.I), proc.stdout
+        proc = report(path, "--json", "--process-reports")
+        assert proc.returncode == 1
+        recs[phase] = json.loads(proc.stdout, parse_constant=no_constant)["records"]
+        text = report(path).stdout
+        assert f"{phase} process max:n/a min:n/a mean: n/a balance:n/a stddev:n/a rate:" in text, text
+    bench, clean = recs["benchmark"][0], recs["cleanup"][0]
+    for rec in recs["benchmark"] + recs["cleanup"]:
+        assert [rec[k] for k in ("t_max_s", "t_min_s", "t_mean_s", "balance_pct", "t_stddev_s")] == [None] * 5
+        assert (rec["objects"], rec["obj_per_s"]) == (0, 0.0)
+    assert (bench["iops"], bench["tp_mib_per_s"], bench["stat_errors"]) == (0.0, 0.0, 2 * 2 * 3)
+    # the datasets are there, but no time to rate them over
+    assert (clean["iops"], clean["dset_per_s"], clean["dsets"], clean["delete_errors"]) == (None, None, 4, 2 * 2 * 5)
+    assert "rate:n/a iops/s objects:0 dsets: 4 rate:0.0 obj/s rate:n/a dset/s" in report(paths["cleanup"]).stdout
+
+
+def test_a_process_in_which_every_unit_fails(tmp_path):
+    """Rank 1 reads rank 0's dataset, whose objects are gone: rank 1's time
+    is not measured, so neither are the phase's min, mean, balance and
+    stddev; T is rank 0's, and the rates are over it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=1, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    for obj in root.glob("0_0/file-*"):
+        obj.unlink()
+    run = run_fio(job(["benchmark"], root, **opts), tmp_path, args=["--output-format=json+"], check=False)
+    ranks = sorted(run.jobs(), key=lambda j: j["read"]["runtime"])
+    assert ranks[0]["read"]["runtime"] == 0 < ranks[1]["read"]["runtime"]
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path, "--json", "--process-reports")
+    assert proc.returncode == 1
+    phase, *procs = json.loads(proc.stdout, parse_constant=no_constant)["records"]
+    t = ranks[1]["read"]["runtime"] / 1000
+    assert (phase["t_max_s"], phase["objects"], phase["obj_per_s"]) == (t, 3, 3 / t)
+    assert [phase[k] for k in ("t_min_s", "t_mean_s", "balance_pct", "t_stddev_s")] == [None] * 4
+    failed = next(p for p in procs if p["objects"] == 0)
+    assert (failed["t_max_s"], failed["obj_per_s"], failed["stat_errors"]) == (None, 0.0, 3)
 
 
 def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
@@ -431,6 +653,20 @@ def test_mutated_and_truncated_json_never_gives_a_traceback(runs, tmp_path):
             assert "Traceback" not in proc.stderr, (path, proc.stderr)
             if proc.returncode == 2:
                 assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_object_size_is_fios_default_bs_when_the_jobfile_sets_none(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    text = job(["precreate", "cleanup"], root, datasets=1, precreate_per_set=10)
+    run = run_fio("".join(l for l in text.splitlines(keepends=True) if not l.startswith("bs=")), tmp_path,
+                  check=True)
+    assert "bs" not in run.json["global options"]
+    assert all(j["write"]["io_bytes"] in (0, 10 * 4096) for j in run.jobs())
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    assert "\tobject-size=4096\n" in report(path).stdout
+    pre = json.loads(report(path, "--json").stdout)["records"][0]
+    assert pre["tp_mib_per_s"] == pytest.approx(10 * 4096 / pre["t_max_s"] / 2**20)
 
 
 def test_units_in_flight_are_a_parameter(runs, tmpfs, tmp_path):

@@ -147,9 +147,12 @@ def expected(paths):
             if s:
                 assert len(s) == rec[f"{op}_count"]
                 k = len(s)
-                rec[f"{op}_median_s"] = (s[k // 2] if k % 2 else (s[k // 2 - 1] + s[k // 2]) / 2) / 1e9
-                rec[f"{op}_q99_s"] = s[round(0.99 * (k - 1) + 0.49)] / 1e9
-                rec[f"{op}_max_s"] = max(lat["max"] for lat in lats if lat["N"]) / 1e9
+                # bucket values clamped into the exact [min, max]
+                lo, hi = min(lat["min"] for lat in lats if lat["N"]), max(lat["max"] for lat in lats if lat["N"])
+                median = s[k // 2] if k % 2 else (s[k // 2 - 1] + s[k // 2]) / 2
+                rec[f"{op}_median_s"] = min(max(median, lo), hi) / 1e9
+                rec[f"{op}_q99_s"] = min(max(s[round(0.99 * (k - 1) + 0.49)], lo), hi) / 1e9
+                rec[f"{op}_max_s"] = hi / 1e9
         out.append(rec)
     return out
 

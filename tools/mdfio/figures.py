@@ -5,7 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load
+from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load, short
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -37,19 +37,21 @@ class PhaseFigures:
     """A phase (or benchmark repeat) of all processes, or of one ('process'
     is its global rank and 'host' the host that ran it, else 'all' and
     None). The fields RECORD_FIELDS names are the report's record; 'ops'
-    adds the per-operation figures."""
+    adds the per-operation figures. A time unknown (a process none of
+    whose units succeeded, see phase_figures) and a rate over no measured
+    time are None."""
     phase: str
     repeat: int
     process: int | str
     ranks: int
-    t_max_s: float
-    t_min_s: float
-    t_mean_s: float
-    balance_pct: float
-    t_stddev_s: float
-    iops: float
+    t_max_s: float | None
+    t_min_s: float | None
+    t_mean_s: float | None
+    balance_pct: float | None
+    t_stddev_s: float | None
+    iops: float | None
     objects: int
-    obj_per_s: float
+    obj_per_s: float | None
     dsets: int | None
     dset_per_s: float | None
     tp_mib_per_s: float | None
@@ -78,8 +80,9 @@ FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "er
 
 
 def sample_at(bins, k):
-    """The k-th (0-based) of the sorted samples a histogram stands for:
-    exact up to fio's bucket width (under 1/64 of the value)."""
+    """The k-th (0-based) of the sorted samples a histogram stands for, as
+    the midpoint of its bucket: within 1/128 of the sample (docs/reports.md
+    "Quantiles"), but possibly beyond the exact min or max."""
     seen = 0
     for value, count in bins:
         seen += count
@@ -102,11 +105,17 @@ PERCENTILES = ["25.000000", "50.000000", "75.000000", "90.000000", "99.000000"]
 
 def op_figures(jobs, op):
     """An operation's figures over processes: quantiles from the merged
-    histograms (json+), else a single process's percentiles."""
+    histograms (json+), else a single process's percentiles, each clamped
+    into [min, max]: fio's bucket values are bucket midpoints, min and max
+    are exact."""
     slot = SLOT[op][0]
     lats = [j.latency(op) for j in jobs]
     n = sum(o.n for o in lats)
     if op == "stat":
+        for j, o in zip(jobs, lats):
+            if o.n > j.total_ios(slot):
+                raise BadInput(f"{j.file}: job {j.name}: {slot}: lat_ns N {o.n} is more than total_ios "
+                               f"{j.total_ios(slot)}, the stats made: not the JSON of an mdfio fio run")
         errors = sum(j.total_ios(slot) for j in jobs) - n
     else:
         errors = sum(j.drop_ios(slot) for j in jobs)
@@ -124,14 +133,20 @@ def op_figures(jobs, op):
         qs = [counted[0].percentile.get(k) for k in PERCENTILES]
     else:
         qs = [None] * 5
+    qs = [None if v is None else min(max(v, lo), hi) for v in qs]
     return OpFigures(n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
 
 
 def phase_figures(sec, jobs, repeat, process):
     """md-workbench's figures of a group of processes of one section."""
     head = HEADLINE[sec.phase]
-    times = [j.runtime_ms(head) / 1000.0 for j in jobs]
-    t = max(times)
+    # a process's phase time is fio's runtime of the headline slot, which
+    # fio measures only for a process that moved bytes there (backend.c,
+    # update_runtime): 0 is a process none of whose units succeeded, and
+    # its time is unknown (None), not 0
+    times = [j.runtime_ms(head) / 1000.0 or None for j in jobs]
+    known = [x for x in times if x is not None]
+    t = max(known, default=None)
     size = object_size(sec)
     ranks = len(jobs)
     dsets = sec.int_opt("datasets") * ranks
@@ -140,24 +155,34 @@ def phase_figures(sec, jobs, repeat, process):
     op_max = max((o.max_s for o in ops.values() if o.count), default=0.0)
 
     def rate(x):
-        return x / t if t > 0 else math.inf
+        """x per second of T: 0 when x is 0, None (n/a) with no time measured."""
+        if x == 0:
+            return 0.0
+        return x / t if t is not None else None
+
+    def mib_rate(x):
+        r = rate(x)
+        return None if r is None else r / 2**20
     dset_rate = tp = None
     if sec.phase == "benchmark":
         objects = ops["read"].count
-        per_step = 2 if sec.opt("read_only") == "1" else 4
+        per_step = 2 if sec.int_opt("read_only") == 1 else 4
         iops, obj_rate = rate(objects * per_step), rate(objects)
-        tp = rate((ops["create"].count + objects) * size) / 2**20
+        tp = mib_rate((ops["create"].count + objects) * size)
         dsets = None
     elif sec.phase == "precreate":
         objects = ops["create"].count
         iops, dset_rate, obj_rate = rate(dsets + objects), rate(dsets), rate(objects)
-        tp = rate(objects * size) / 2**20
+        tp = mib_rate(objects * size)
     else:
         objects = ops["delete"].count
         iops, obj_rate, dset_rate = rate(objects + dsets), rate(objects), rate(dsets)
-    if len(times) > 1:
+    if len(known) < len(times):
+        # min, mean, balance and stddev of times not all known
+        t_min = mean = balance = stddev = None
+    elif len(times) > 1:
         mean = sum(times) / len(times)
-        t_min, balance = min(times), (min(times) / t * 100) if t else 100.0
+        t_min, balance = min(times), min(times) / t * 100
         stddev = math.sqrt(sum((x - mean) ** 2 for x in times) / (len(times) - 1))
     else:
         t_min, mean, balance, stddev = t, t, 100.0, 0.0
@@ -168,9 +193,13 @@ def phase_figures(sec, jobs, repeat, process):
 
 
 def object_size(sec):
-    size = fio_size(sec.opt("bs")) or 0
-    if size >= COUNTER_MAX:
-        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={sec.opt('bs')!r} is not an object size")
+    """S: fio's bs (the engine's object_size sets it), 4 KiB (fio's
+    default) when the jobfile sets neither."""
+    value = sec.opt("bs")
+    size = fio_size(value) if value else 4096
+    if not size or size >= COUNTER_MAX:
+        raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={short(value)} is not an object size: "
+                       "not the JSON of an mdfio fio run")
     return size
 
 
@@ -184,6 +213,11 @@ class Run:
         heads = [document_header(doc, name) for doc, name in docs]
         fio_version, self.end = heads[0][0], max(end for _, end in heads)
         self.layout = RunSections(docs)
+        stamp = {name: head[1] for (_, name), head in zip(docs, heads)}
+        for j in (j for x in self.layout.sections for j in x.jobs):
+            if j.elapsed is not None and j.elapsed > stamp[j.file]:
+                raise BadInput(f"{j.file}: job {j.name}: elapsed {j.elapsed} s is more than the time since 1970 "
+                               f"at its end (timestamp {stamp[j.file]}): not the JSON of a real fio run")
         sections = [x for x in self.layout.sections if not x.skipped]
         if not sections:
             raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
@@ -214,7 +248,8 @@ class Run:
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
         self.working_set = self.ranks * self.d * self.p * self.s / 2**20
-        self.runtime = max((j.elapsed for x in sections for j in x.jobs), default=0)
+        # fio's run time in s: None from a fio client, which writes none
+        self.runtime = max((j.elapsed for x in sections for j in x.jobs if j.elapsed is not None), default=None)
         self.version = f"{VERSION}/{fio_version}"
 
     @property
@@ -231,9 +266,14 @@ class Run:
         datasets, the k whose object another host made: rank r reads
         dataset d of rank (r - O*(d+1)) mod N (md-workbench -O)."""
         offset, n = self.first.int_opt("rank_offset"), self.ranks
-        k = sum(1 for r in range(n) for d in range(self.d)
-                if self.host_of.get((r - offset * (d + 1)) % n) != self.host_of.get(r))
-        return k, n * self.d
+        if len(set(self.host_of.values())) < 2:
+            return 0, n * self.d
+
+        def crossing(d):
+            return sum(1 for r in range(n) if self.host_of.get((r - offset * (d + 1)) % n) != self.host_of.get(r))
+        # the rank read depends on d mod n only: each residue once, times the
+        # datasets that have it (datasets= may be far more than ranks)
+        return sum(crossing(d) * ((self.d - d + n - 1) // n) for d in range(min(self.d, n))), n * self.d
 
     def reads_cross_hosts(self):
         """'all', 'some (k of n)' or 'none'."""

@@ -4,7 +4,9 @@ documents (one per fio process under mpirun or srun) and hosts (fio client
 JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
+import datetime
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -20,9 +22,22 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "repeat": "1", "repeats": "1"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
+# the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
+MAX_RANKS = 1 << 20
+# the integer options the tools read that the engine (options.c) or fio
+# accepts in a narrower range than 0 .. COUNTER_MAX-1 (the upper bounds
+# loosely: u32 for fio's and the engine's u32 options)
+OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
+                "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
+                "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1)}
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
-RANK_DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)(?:; .*)?", re.S)
+RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
+# characters that would break a message or a report line: C0 and C1
+# controls, line separators (fio writes strings unescaped, so a C0 one in
+# its output would not even be JSON)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # the options every rank of a section runs with in one run: a difference is
 # files (or hosts) of different runs
 RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", "rank_offset",
@@ -30,20 +45,45 @@ RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", 
 
 
 class BadInput(Exception):
-    """Input that is not what a tool expects; the message says what is."""
+    """Input that is not what a tool expects; the message names the file
+    (or option) at fault and says what is expected."""
 
 
-def error_line(tool, where, e):
-    """The one line a tool prints for BadInput e about where (a file, or an option)."""
-    msg = str(e)
-    if where not in msg and not msg.startswith("--"):
-        msg = f"{where}: {msg}"
-    return f"{tool}: {msg}"
+def error_line(tool, e):
+    """The one line a tool prints for BadInput e."""
+    return f"{tool}: {e}"
+
+
+def decoder(name):
+    """A JSON decoder for fio's output, which prints integers with %lld and
+    floats with %f: NaN, Infinity, floats beyond a double and integers of
+    more than 20 characters are refused, naming the file (Python's json
+    takes the first two, and makes inf of the third)."""
+    def constant(text):
+        raise BadInput(f"{name}: {text} in it: not a number fio writes (it prints finite numbers)")
+
+    def number(text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise BadInput(f"{name}: {short(text)} in it: beyond any number fio writes")
+        return value
+
+    def integer(text):
+        if len(text) > 20:
+            raise BadInput(f"{name}: {short(text)} in it: an integer longer than fio writes (64 bits)")
+        return int(text)
+    return json.JSONDecoder(parse_constant=constant, parse_float=number, parse_int=integer)
+
+
+def short(value, limit=40):
+    """A value of the input for a message: its repr, cut to limit characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def read_documents(text, name):
     """All JSON documents in text; engine or fio messages may stand between."""
-    docs, dec, pos = [], json.JSONDecoder(), 0
+    docs, dec, pos = [], decoder(name), 0
     for m in re.finditer(r"^\{", text, re.M):
         if m.start() < pos:
             continue
@@ -51,6 +91,9 @@ def read_documents(text, name):
             doc, end = dec.raw_decode(text, m.start())
         except json.JSONDecodeError as e:
             raise BadInput(f"{name}: truncated or malformed JSON at line {e.lineno}: {e.msg}") from None
+        except RecursionError:
+            # only the input's nesting recurses in the decoder; fio's is 6 deep
+            raise BadInput(f"{name}: JSON nested too deep to read: not fio's output, 6 levels deep") from None
         if isinstance(doc, dict):
             docs.append(doc)
         pos = end
@@ -62,14 +105,16 @@ def read_documents(text, name):
 def load(path):
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
     name = "<stdin>" if path == "-" else str(path)
+    # bytes that are not UTF-8 (fio writes strings as they are) stand in
+    # for a character each: a file of binary junk is not JSON, not a traceback
     if path == "-":
-        text = sys.stdin.read()
+        text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     else:
         p = Path(path)
         if p.is_dir():
             raise BadInput(f"{name}: is a directory, expected fio's JSON output file")
         try:
-            text = p.read_text(errors="replace")
+            text = p.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
             raise BadInput(f"{name}: cannot read it: {e.strerror}") from None
     if not text.strip():
@@ -88,17 +133,17 @@ class Reader:
         self.obj, self.name, self.where = obj, name, where
 
     def _bad(self, key, expected):
-        return BadInput(f"{self.name}: {self.where}: '{key}' is {self.obj[key]!r}, expected {expected}: "
+        return BadInput(f"{self.name}: {self.where}: {key!r} is {short(self.obj[key])}, expected {expected}: "
                         "not the JSON of an mdfio fio run")
 
     def _missing(self, key):
-        return BadInput(f"{self.name}: {self.where}: no '{key}': not the JSON of an mdfio fio run")
+        return BadInput(f"{self.name}: {self.where}: no {key!r}: not the JSON of an mdfio fio run")
 
     def has(self, key):
         return key in self.obj
 
     def counter(self, key, default=None):
-        """A non-negative integer, as fio's counts and times are."""
+        """A non-negative integer, as fio's counts, times and latencies are."""
         if key not in self.obj:
             if default is None:
                 raise self._missing(key)
@@ -108,23 +153,17 @@ class Reader:
             raise self._bad(key, "a non-negative integer")
         return v
 
-    def number(self, key):
-        """An int or float within fio's range."""
-        if key not in self.obj:
-            raise self._missing(key)
-        v = self.obj[key]
-        if type(v) not in (int, float) or not 0 <= v < COUNTER_MAX:
-            raise self._bad(key, "a non-negative number")
-        return v
-
     def text(self, key, default=None):
+        """A string; fio escapes only quotes and backslashes, so one with a
+        control character (or a line break) is not from fio."""
         if key not in self.obj:
             if default is None:
                 raise self._missing(key)
             return default
-        if not isinstance(self.obj[key], str):
-            raise self._bad(key, "a string")
-        return self.obj[key]
+        v = self.obj[key]
+        if not isinstance(v, str) or CONTROL.search(v):
+            raise self._bad(key, "a string without control characters")
+        return v
 
     def child(self, key, where=None, optional=False):
         """The object at key (an empty one if optional and absent)."""
@@ -150,7 +189,8 @@ class Reader:
 
 
 def fio_size(value):
-    m = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)i?[bB]?\s*", value)
+    """Bytes of a fio size ('3901', '4k', '1MiB'); None if not one."""
+    m = re.fullmatch(r"\s*([0-9]{1,19})\s*([kKmMgG]?)i?[bB]?\s*", value)
     if not m:
         return None
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
@@ -165,20 +205,41 @@ def pick(value):
 
 
 class Latency:
-    """One latency object of fio's JSON (clat_ns, lat_ns), checked."""
+    """One latency object of fio's JSON (clat_ns, lat_ns), checked against
+    what fio writes (stat.c, add_ddir_lat_json): integer min, max and N;
+    with N > 0, min <= max; the json+ histogram 'bins' (bucket value: count)
+    holding the N samples; 'percentile' values in the order of their
+    percentiles. Bucket values are fio's bucket midpoints, so they may lie
+    outside [min, max]; min and max are exact."""
 
     def __init__(self, r):
-        self.n = r.counter("N", default=0)
-        self.min = r.number("min") if self.n else None
-        self.max = r.number("max") if self.n else None
-        bins = r.child("bins", optional=True)
+        self.n = r.counter("N")
+        self.min = r.counter("min") if self.n else None
+        self.max = r.counter("max") if self.n else None
+        if self.n and self.min > self.max:
+            raise BadInput(f"{r.name}: {r.where}: min {self.min} is above max {self.max}: "
+                           "not the JSON of an mdfio fio run")
         self.bins = {}
-        for value in bins.obj:
-            if not value.isdigit():
-                raise BadInput(f"{r.name}: {r.where}: bins: '{value}' is not a latency in ns")
-            self.bins[int(value)] = bins.counter(value)
-        pct = r.child("percentile", optional=True)
-        self.percentile = {k: pct.number(k) for k in pct.obj}
+        if r.has("bins"):
+            bins = r.child("bins")
+            for value in bins.obj:
+                if not re.fullmatch(r"[0-9]{1,19}", value):
+                    raise BadInput(f"{r.name}: {r.where}: bins: {short(value)} is not a latency in ns")
+                self.bins[int(value)] = bins.counter(value)
+            if sum(self.bins.values()) != self.n:
+                raise BadInput(f"{r.name}: {r.where}: bins hold {sum(self.bins.values())} samples, N is {self.n}: "
+                               "not the JSON of an mdfio fio run")
+        self.percentile = {}
+        if r.has("percentile"):
+            pct = r.child("percentile")
+            for key in pct.obj:
+                if not re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,6}", key) or not 0 < float(key) <= 100:
+                    raise BadInput(f"{r.name}: {r.where}: percentile: {short(key)} is not a percentile")
+                self.percentile[key] = pct.counter(key)
+            ordered = [v for _, v in sorted(self.percentile.items(), key=lambda kv: float(kv[0]))]
+            if ordered != sorted(ordered):
+                raise BadInput(f"{r.name}: {r.where}: percentile: the values do not grow with the percentiles: "
+                               "not the JSON of an mdfio fio run")
 
 
 class Job:
@@ -190,34 +251,37 @@ class Job:
         self.name = r.text("jobname")
         self.hostname = r.text("hostname", default="") if r.has("hostname") else None
         self.opts = {**glob, **r.options("job options")}
-        self.error = r.counter("error", default=0)
-        self.elapsed = r.counter("elapsed", default=0)
+        self.error = r.counter("error")
+        # fio's seconds since its start; a fio client's JSON has none (None)
+        self.elapsed = r.counter("elapsed") if r.has("elapsed") else None
         self.file = r.name
         self.r = r
         m = RANK_DESC.fullmatch(r.text("desc", default=""))
         self.rank = self.ranks = self.host = None
         if m:
             rank, ranks = int(m.group(1)), int(m.group(2))
-            if not 0 <= rank < ranks < COUNTER_MAX:
-                raise BadInput(f"{r.name}: {r.where}: desc {m.group(0)!r}: rank {rank} is not one of "
-                               f"ranks 0..{ranks}-1: not the JSON of an mdfio fio run")
+            if not 0 <= rank < ranks <= MAX_RANKS:
+                raise BadInput(f"{r.name}: {r.where}: desc {short(m.group(0))}: rank {rank} is not one of "
+                               f"ranks 0..{ranks}-1, or more than the engine's {MAX_RANKS} ranks: "
+                               "not the JSON of an mdfio fio run")
             self.rank, self.ranks, self.host = rank, ranks, m.group(3)
 
     def slot(self, slot):
-        return self.r.child(slot, optional=True)
+        """read, write, trim or sync: fio writes all four for every job."""
+        return self.r.child(slot)
 
     def runtime_ms(self, slot):
-        return self.r.child(slot).counter("runtime")
+        return self.slot(slot).counter("runtime")
 
     def total_ios(self, slot):
-        return self.slot(slot).counter("total_ios", default=0)
+        return self.slot(slot).counter("total_ios")
 
     def drop_ios(self, slot):
-        return self.slot(slot).counter("drop_ios", default=0)
+        return self.slot(slot).counter("drop_ios")
 
     def latency(self, op):
         slot, kind = SLOT[op]
-        return Latency(self.slot(slot).child(kind, optional=True))
+        return Latency(self.slot(slot).child(kind))
 
 
 class Section:
@@ -231,16 +295,16 @@ class Section:
         return pick(self.opts.get(key, DEFAULTS.get(key, "")))
 
     def int_opt(self, key, default=None):
-        """An integer option; default when empty (fio's own default)."""
+        """An integer option in the range the engine (or fio) accepts it
+        in; default when empty (fio's own default)."""
         value = self.opt(key)
         if value == "" and default is not None:
             return default
-        try:
-            number = int(value)
-        except ValueError:
-            number = None
-        if number is None or abs(number) >= COUNTER_MAX:
-            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={value!r}, expected an integer")
+        lo, hi = OPTION_RANGE.get(key, (0, COUNTER_MAX - 1))
+        number = int(value) if re.fullmatch(r"\s*\+?[0-9]{1,19}\s*", value) else None
+        if number is None or not lo <= number <= hi:
+            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={short(value)}, expected an integer "
+                           f"from {lo} to {hi}: not the JSON of an mdfio fio run")
         return number
 
     @property
@@ -284,9 +348,16 @@ def mdfio_sections(doc, name):
 
 
 def document_header(doc, name):
-    """(fio version, timestamp) of a document."""
+    """(fio version, timestamp) of a document: fio writes both, the
+    timestamp in seconds since 1970 when it wrote the document."""
     top = Reader(doc, name, "the document")
-    return top.text("fio version", default="fio"), top.counter("timestamp", default=0)
+    stamp = top.counter("timestamp")
+    try:
+        datetime.datetime.fromtimestamp(stamp)
+    except (OverflowError, OSError, ValueError):
+        raise BadInput(f"{name}: timestamp {stamp} is not a time of this era (seconds since 1970): "
+                       "not the JSON of a real fio run") from None
+    return top.text("fio version"), stamp
 
 
 def spans(numbers):
@@ -309,11 +380,12 @@ def _where(job, files):
 
 
 def listed_hosts(sec):
-    """The host of each rank by the section's hosts= and numjobs (the engine's
-    placement: host i takes ranks i*numjobs onwards); {} without hosts=."""
+    """The host of a rank by the section's hosts= and numjobs (the engine's
+    placement: host i takes ranks i*numjobs onwards), as a function of the
+    rank; its None: not on hosts=, or no hosts=."""
     hosts = [h for h in pick(sec.opts.get("hosts", "")).split(",") if h]
     per_host = sec.int_opt("numjobs", default=1)
-    return {i * per_host + k: h for i, h in enumerate(hosts) for k in range(per_host)}
+    return lambda rank: hosts[rank // per_host] if rank // per_host < len(hosts) else None
 
 
 class RunSections:
@@ -423,10 +495,9 @@ class RunSections:
         missing = [r for r in range(self.ranks) if r not in seen]
         if not missing:
             return
-        listed = listed_hosts(sec)
-        by_host = {}
+        listed, by_host = listed_hosts(sec), {}
         for r in missing:
-            by_host.setdefault(self.host_of.get(r) or listed.get(r), []).append(r)
+            by_host.setdefault(self.host_of.get(r) or listed(r), []).append(r)
         parts = [f"ranks {spans(rs)}" + (f" (host {h})" if h else " (host unknown)") for h, rs in by_host.items()]
         known = [h for h in by_host if h]
         why = (f"host{'s' if len(known) > 1 else ''} {','.join(known)} did not report them (it died, or its fio "

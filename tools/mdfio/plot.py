@@ -14,14 +14,15 @@ of the run (mpirun, srun), comma-separated in --scaling; its figures are over
 every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
 make it. Exit status: 0, or 2 with one line on stderr.
 """
-import argparse
 import math
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from .fiojson import BadInput, error_line
+from .cli import ArgumentParser, positive_int
+from .fiojson import CONTROL, BadInput, error_line
 from .figures import OPS, load_run
 
 SIZE = (1200, 800)
@@ -38,17 +39,35 @@ def scope_note(run):
     return f" ({run.ranks} ranks on {len(run.hosts)} hosts)" if run.multi_host else ""
 
 
+def gp(text):
+    """text as a gnuplot string: single-quoted, a quote doubled, a control
+    character (a label's line break) shown as '?'."""
+    return "'" + CONTROL.sub("?", str(text)).replace("'", "''") + "'"
+
+
+def write(path, text):
+    """Writes a file of the figures; a failure names it."""
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot write it: {e.strerror}") from None
+
+
 def gnuplot(out, name, body):
     """Writes <name>.gp and runs it for the PNG and the SVG."""
     script = out / f"{name}.gp"
     text = []
     for term, ext in (("pngcairo noenhanced font ',13'", "png"), ("svg noenhanced font ',13'", "svg")):
-        text += [f"set terminal {term} size {SIZE[0]},{SIZE[1]}", f"set output '{out / (name + '.' + ext)}'",
+        text += [f"set terminal {term} size {SIZE[0]},{SIZE[1]}", f"set output {gp(out / (name + '.' + ext))}",
                  body, "unset output"]
-    script.write_text("\n".join(text) + "\n")
-    proc = subprocess.run(["gnuplot", str(script)], capture_output=True, text=True)
+    write(script, "\n".join(text) + "\n")
+    try:
+        proc = subprocess.run(["gnuplot", str(script)], capture_output=True, text=True, errors="replace")
+    except FileNotFoundError:
+        raise BadInput("gnuplot: not found: mdfio-plot draws its figures with gnuplot (package gnuplot)") from None
     if proc.returncode:
-        raise BadInput(f"gnuplot failed on {script}: {proc.stderr.strip().splitlines()[-1:]}")
+        said = proc.stderr.strip().splitlines()
+        raise BadInput(f"{script}: gnuplot failed on it: {said[-1] if said else f'exit status {proc.returncode}'}")
 
 
 def log_files(prefix, run):
@@ -60,7 +79,8 @@ def log_files(prefix, run):
     found = {}
     if not folder.is_dir():
         raise BadInput(f"--logs {prefix}: no such directory {folder}")
-    pat = re.compile(re.escape(stem) + r"-\d+\.\d\d-(\d+)-(precreate|cleanup|read|stat|create|delete)-all\.csv")
+    pat = re.compile(re.escape(stem) +
+                     r"-[0-9]+\.[0-9][0-9]-([0-9]+)-(precreate|cleanup|read|stat|create|delete)-all\.csv")
     for p in folder.iterdir():
         m = pat.fullmatch(p.name)
         if m:
@@ -86,37 +106,62 @@ def log_files(prefix, run):
     return out
 
 
-_rows_cache = {}
+# what the engine writes (engines/oplog.c): the header, then a row per
+# operation of two non-negative decimal numbers of seconds ('12.345678901'),
+# each line ended and at most 43 bytes long; a byte no row holds
+LOG_HEADER = b"time,runtime\n"
+NOT_IN_A_ROW = re.compile(rb"[^0-9.,\n]")
+ROW_MAX = 64
 
 
-def read_log(path, expect):
-    """Rows of a latency log (read once per run of the tool); the count
-    must match the JSON's operations."""
-    if path in _rows_cache:
-        rows = _rows_cache[path]
-    else:
-        with open(path) as fh:
-            head = fh.readline()
-            if head.strip() != "time,runtime":
-                raise BadInput(f"{path}: not a latency log (first line is not 'time,runtime')")
-            text = fh.read()
+def read_log(path, expect, cache):
+    """Rows (start s, latency s) of a latency log, checked against what
+    the engine writes, read once into cache; their count must be the JSON's
+    operations. A log at fault is named, with the line."""
+    if path not in cache:
         try:
-            rows = [(float(t), float(d)) for t, d in (line.split(",") for line in text.splitlines())]
-        except ValueError:
-            bad = next(n for n, line in enumerate(text.splitlines(), 2) if not _is_row(line))
-            raise BadInput(f"{path}:{bad}: malformed row") from None
-        if len(_rows_cache) >= len(OPS):   # one phase's logs at a time
-            _rows_cache.clear()
-        _rows_cache[path] = rows
+            data = Path(path).read_bytes()
+        except IsADirectoryError:
+            raise BadInput(f"{path}: is a directory, expected a latency log") from None
+        except OSError as e:
+            raise BadInput(f"{path}: cannot read it: {e.strerror}") from None
+        if not data.startswith(LOG_HEADER):
+            what = "is empty" if not data else "does not begin with the line 'time,runtime'"
+            raise BadInput(f"{path}: {what}: not a latency log of the engine")
+        body = data[len(LOG_HEADER):]
+        rows, lines = None, body.splitlines()
+        if body[-1:] in (b"", b"\n") and not NOT_IN_A_ROW.search(body) and max(map(len, lines), default=0) <= ROW_MAX:
+            try:
+                rows = [(float(t), float(d)) for t, d in (line.split(b",") for line in lines)]
+            except ValueError:
+                pass
+        if rows is None:
+            raise _log_fault(path, body)
+        cache[path] = rows
+    rows = cache[path]
     if len(rows) != expect:
         raise BadInput(f"{path}: {len(rows)} rows, but the run's JSON has {expect} operations: "
                        "the logs are from another run")
     return rows
 
 
+def _log_fault(path, body):
+    """The BadInput of the first line of a log's rows that is not a row."""
+    lines = body.split(b"\n")
+    for n, line in enumerate(lines[:-1], 2):
+        if not _is_row(line):
+            return BadInput(f"{path}:{n}: not a row 'time,runtime' of two non-negative decimal numbers (seconds)")
+    assert lines[-1], "read_log refused rows that are all whole"
+    return BadInput(f"{path}:{len(lines) + 1}: cut off in its last row (no end of line): a log truncated, or "
+                    "still being written")
+
+
 def _is_row(line):
+    """Whether a line is a row, as read_log reads rows."""
+    if NOT_IN_A_ROW.search(line) or len(line) > ROW_MAX:
+        return False
     try:
-        t, d = line.split(",")
+        t, d = line.split(b",")
         float(t), float(d)
         return True
     except ValueError:
@@ -134,25 +179,25 @@ def thin(rows, max_points):
     return [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99], k
 
 
-def plot_timeline(out, f, logs, max_points, scope=""):
+def plot_timeline(out, f, logs, cache, max_points, scope=""):
     name = f"{label(f)}-timeline"
     plots, notes = [], []
     for op in OPS:
         path = logs.get(op)
         if not path or not f.ops[op].count:
             continue
-        rows = read_log(path, f.ops[op].count)
+        rows = read_log(path, f.ops[op].count, cache)
         kept, k = thin(rows, max_points)
         dat = out / f"{name}-{op}.dat"
-        dat.write_text("# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
-        plots.append(f"'{dat}' using 1:2 with points pt 7 ps 0.35 lc rgb '{COLORS[op]}' title '{op} ({len(rows)})'")
+        write(dat, "# time_s latency_s\n" + "".join(f"{t:.9f} {d:.9f}\n" for t, d in kept))
+        plots.append(f"{gp(dat)} using 1:2 with points pt 7 ps 0.35 lc rgb '{COLORS[op]}' title '{op} ({len(rows)})'")
         if k > 1:
             notes.append(f"{op}: every {k}th + all >= q99")
     if not plots:
         return None
     title = f"{label(f)}{scope}: latency of every operation" + (f" (thinned: {'; '.join(notes)})" if notes else "")
     gnuplot(out, name, "\n".join([
-        f"set title '{title}'", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
+        f"set title {gp(title)}", "set xlabel 'time since phase start (s)'", "set ylabel 'latency (s)'",
         "set logscale y", "set format y '%.0e'", "set grid", "set key outside right top",
         "plot " + ", ".join(plots)]))
     return name
@@ -169,59 +214,66 @@ def plot_boxplot(out, f, scope=""):
     if not rows:
         return None
     dat = out / f"{name}.dat"
-    dat.write_text("# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
+    write(dat, "# x op min_s q1_s median_s q3_s max_s q90_s q99_s count\n" + "\n".join(rows) + "\n")
+    title = f"{label(f)}{scope}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)"
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}{scope}: latency per operation (box: q1-q3, line: median, whiskers: min-max, x: q99)'",
+        f"set title {gp(title)}",
         "set ylabel 'latency (s)'", "set logscale y", "set format y '%.0e'", "set grid ytics",
         f"set xrange [0.3:{len(rows) + 0.7}]", "set boxwidth 0.5", "set style fill solid 0.3", "set key top left",
-        f"plot '{dat}' using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' title 'operations', "
+        f"plot {gp(dat)} using 1:4:3:7:6:xtic(2) with candlesticks whiskerbars lw 2 lc rgb '#4a6fa5' "
+        "title 'operations', "
         f"'' using 1:5:5:5:5 with candlesticks lt -1 lw 2 notitle, "
         f"'' using 1:9 with points pt 2 ps 2 lc rgb '#c0392b' title 'q99'"]))
     return name
 
 
-def plot_histogram(out, f, logs, scope=""):
+def plot_histogram(out, f, logs, cache, scope=""):
     name = f"{label(f)}-histogram"
     plots = []
     for op in OPS:
         path = logs.get(op)
         if not path or not f.ops[op].count:
             continue
-        rows = read_log(path, f.ops[op].count)
+        rows = read_log(path, f.ops[op].count, cache)
         counts = {}
         for _, d in rows:
             b = math.floor(math.log10(max(d, 1e-9)) * BINS_PER_DECADE)
             counts[b] = counts.get(b, 0) + 1
         dat = out / f"{name}-{op}.dat"
         n = len(rows)
-        dat.write_text("# bin_low_s bin_high_s count fraction\n" + "".join(
+        write(dat, "# bin_low_s bin_high_s count fraction\n" + "".join(
             f"{10 ** (b / BINS_PER_DECADE):.9e} {10 ** ((b + 1) / BINS_PER_DECADE):.9e} {c} {c / n:.9f}\n"
             for b, c in sorted(counts.items())))
-        plots.append(f"'{dat}' using (sqrt($1*$2)):4 with steps lw 2 lc rgb '{COLORS[op]}' title '{op} ({n})'")
+        plots.append(f"{gp(dat)} using (sqrt($1*$2)):4 with steps lw 2 lc rgb '{COLORS[op]}' title '{op} ({n})'")
     if not plots:
         return None
     gnuplot(out, name, "\n".join([
-        f"set title '{label(f)}{scope}: latency distribution ({BINS_PER_DECADE} bins per decade)'",
+        f"set title {gp(f'{label(f)}{scope}: latency distribution ({BINS_PER_DECADE} bins per decade)')}",
         "set xlabel 'latency (s)'", "set ylabel 'fraction of operations per bin'", "set logscale x",
         "set format x '%.0e'", "set grid", "set key top right", "plot " + ", ".join(plots)]))
     return name
 
 
 def plot_repeats(out, run, scope=""):
-    bench = [f for f in run.phases if f.phase == "benchmark"]
+    """obj/s of every benchmark repeat that has one: a repeat whose rate is
+    n/a (no time measured, see figures.phase_figures) has no point."""
+    bench = [f for f in run.phases if f.phase == "benchmark" and f.obj_per_s is not None]
     if not bench:
         return None
     name = "repeats-rate"
     dat = out / f"{name}.dat"
-    dat.write_text("# repeat obj_per_s iops t_max_s\n" + "".join(
-        f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {f.t_max_s:.6f}\n" for f in bench))
+    write(dat, "# repeat obj_per_s iops t_max_s\n" + "".join(
+        f"{f.repeat} {f.obj_per_s:.6f} {f.iops:.6f} {'?' if f.t_max_s is None else f'{f.t_max_s:.6f}'}\n"
+        for f in bench))
     mean = sum(f.obj_per_s for f in bench) / len(bench)
     spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
+    repeats = len([f for f in run.phases if f.phase == "benchmark"])
+    title = f"benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)"
     gnuplot(out, name, "\n".join([
-        f"set title 'benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)'",
+        f"set title {gp(title)}",
         "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
-        f"set xrange [0.5:{len(bench) + 0.5}]", "set key bottom right",
-        f"plot '{dat}' using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
+        "set datafile missing '?'", f"set xrange [0.5:{repeats + 0.5}]", "set key bottom right",
+        f"plot {gp(dat)} using 1:2 with linespoints pt 7 ps 1.5 lw 2 title 'obj/s', "
         f"{mean} with lines dt 2 lw 2 title 'mean'"]))
     return name
 
@@ -232,25 +284,38 @@ def plot_scaling(out, runs):
     for lab, run in runs:
         rates = {}
         for ph in ("precreate", "benchmark", "cleanup"):
-            fs = [f for f in run.phases if f.phase == ph]
+            # a phase whose rate is n/a (no time measured) has no point
+            fs = [f for f in run.phases if f.phase == ph and f.obj_per_s is not None]
             if fs:
                 rates[ph] = sum(f.obj_per_s for f in fs) / len(fs)
         by_label.setdefault(lab, []).append((run.ranks, rates))
+    # each label's data file: its name made safe, and told apart from another
+    # label's that reads the same so (a b, a_b)
+    files = {}
+    for lab in by_label:
+        safe = name = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
+        n = 1
+        while name in files.values():
+            name, n = f"{safe}-{n}", n + 1
+        files[lab] = name
     panels = []
     for ph in ("precreate", "benchmark", "cleanup"):
-        plots = []
+        plots, zero = [], 0
         for lab, points in by_label.items():
             pts = sorted((n, r[ph]) for n, r in points if ph in r)
+            # the log scale has no 0 (a phase none of whose units succeeded)
+            zero += sum(1 for _, r in pts if r == 0)
+            pts = [(n, r) for n, r in pts if r > 0]
             if not pts:
                 continue
-            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", lab)
-            dat = out / f"scaling-{ph}-{safe}.dat"
-            dat.write_text("# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
-            plots.append(f"'{dat}' using 1:2 with linespoints pt 7 lw 2 title '{lab}'")
+            dat = out / f"scaling-{ph}-{files[lab]}.dat"
+            write(dat, "# ranks obj_per_s\n" + "".join(f"{n} {r:.6f}\n" for n, r in pts))
+            plots.append(f"{gp(dat)} using 1:2 with linespoints pt 7 lw 2 title {gp(lab)}")
+        note = f" ({zero} at 0 obj/s, not on the log scale)" if zero else ""
         if plots:
-            panels.append("\n".join([f"set title '{ph}'", "plot " + ", ".join(plots)]))
+            panels.append("\n".join([f"set title '{ph}{note}'", "plot " + ", ".join(plots)]))
     if not panels:
-        raise BadInput("--scaling: no phase in any of the runs")
+        raise BadInput("--scaling: no phase of any of the runs has a rate above 0 obj/s")
     gnuplot(out, "scaling", "\n".join([
         f"set multiplot layout 1,{len(panels)} title 'objects/s against processes (mean of the benchmark repeats)'",
         "set xlabel 'processes (ranks of all hosts)'", "set ylabel 'objects/s'", "set logscale y", "set grid",
@@ -259,19 +324,23 @@ def plot_scaling(out, runs):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with")
     ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
                     help="draw objects/s against the number of ranks")
     ap.add_argument("--out", default=".", help="directory for the figures (default: .)")
-    ap.add_argument("--max-points", type=int, default=20000,
+    ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
     args = ap.parse_args(argv)
+    if args.scaling and (args.run or args.logs):
+        ap.error("--scaling draws the runs it names: give RUN.json --logs PREFIX, or --scaling, not both")
     out = Path(args.out)
     try:
         if not out.is_dir():
             raise BadInput(f"--out {out}: not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise BadInput(f"--out {out}: not writable")
         made = []
         if args.scaling:
             runs = []
@@ -288,18 +357,14 @@ def main(argv=None):
             logs = log_files(args.logs, run)
             scope = scope_note(run)
             for f in run.phases:
-                made += [plot_timeline(out, f, logs[label(f)], args.max_points, scope), plot_boxplot(out, f, scope),
-                         plot_histogram(out, f, logs[label(f)], scope)]
+                cache = {}   # the phase's logs, read once for its timeline and histogram
+                made += [plot_timeline(out, f, logs[label(f)], cache, args.max_points, scope),
+                         plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope)]
             made.append(plot_repeats(out, run, scope))
         else:
-            raise BadInput("give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
-    except OSError as e:
-        print(f"mdfio-plot: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
+            raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
     except BadInput as e:
-        # a message names the file itself when several are given
-        where = "--scaling" if args.scaling or not args.run else args.run[0] if len(args.run) == 1 else ""
-        print(error_line("mdfio-plot", where, e), file=sys.stderr)
+        print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2
     for name in filter(None, made):
         print(out / f"{name}.png")

@@ -15,7 +15,6 @@ figures are over every rank of the run, each rank once in every phase.
 Exit status: 0, 1 when the run reported errors, 2 when the input cannot be
 used (one line on stderr).
 """
-import argparse
 import csv
 import datetime
 import io
@@ -23,38 +22,50 @@ import json
 import math
 import sys
 
+from .cli import ArgumentParser
 from .fiojson import BadInput, error_line
 from .figures import FIELDS, load_run
 
 
 def local_time(epoch):
-    try:
-        return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, OSError, ValueError):
-        raise BadInput(f"timestamp {epoch:g} is out of range: not the JSON of a real fio run") from None
+    """A time of fio's JSON (fiojson.document_header checked its range)."""
+    return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def start_time(run):
+    """The run's start: its end less fio's run time; n/a when fio's JSON
+    gives no run time (a fio client's)."""
+    return "n/a" if run.runtime is None else local_time(run.end - run.runtime)
+
+
+def num(v, spec, unit=""):
+    """A figure in format spec, then unit; 'n/a' for None (a time not
+    measured, a rate over it)."""
+    return "n/a" if v is None else format(v, spec) + unit
 
 
 def e4(v):
-    return "n/a" if v is None else f"{v:.4e}s"
+    return num(v, ".4e", "s")
 
 
 def md_workbench_line(f, aggregated=True):
-    out = f"{f.phase} process max:{f.t_max_s:.2f}s "
+    out = f"{f.phase} process max:{num(f.t_max_s, '.2f', 's')} "
     if aggregated:
-        out += (f"min:{f.t_min_s:.2f}s mean: {f.t_mean_s:.2f}s balance:{f.balance_pct:.1f} "
-                f"stddev:{f.t_stddev_s:.1f} ")
+        out += (f"min:{num(f.t_min_s, '.2f', 's')} mean: {num(f.t_mean_s, '.2f', 's')} "
+                f"balance:{num(f.balance_pct, '.1f')} stddev:{num(f.t_stddev_s, '.1f')} ")
     if f.phase == "benchmark":
-        out += (f"rate:{f.iops:.1f} iops/s objects:{f.objects} rate:{f.obj_per_s:.1f} obj/s "
-                f"tp:{f.tp_mib_per_s:.1f} MiB/s op-max:{f.op_max_s:.4e}s")
+        out += (f"rate:{num(f.iops, '.1f')} iops/s objects:{f.objects} rate:{num(f.obj_per_s, '.1f')} obj/s "
+                f"tp:{num(f.tp_mib_per_s, '.1f')} MiB/s op-max:{f.op_max_s:.4e}s")
         order = ("read", "stat", "create", "delete")
     elif f.phase == "precreate":
-        out += (f"rate:{f.iops:.1f} iops/s dsets: {f.dsets} objects:{f.objects} "
-                f"rate:{f.dset_per_s:.3f} dset/s rate:{f.obj_per_s:.1f} obj/s tp:{f.tp_mib_per_s:.1f} MiB/s "
-                f"op-max:{f.op_max_s:.4e}s")
+        out += (f"rate:{num(f.iops, '.1f')} iops/s dsets: {f.dsets} objects:{f.objects} "
+                f"rate:{num(f.dset_per_s, '.3f')} dset/s rate:{num(f.obj_per_s, '.1f')} obj/s "
+                f"tp:{num(f.tp_mib_per_s, '.1f')} MiB/s op-max:{f.op_max_s:.4e}s")
         order = ("create",)
     else:
-        out += (f"rate:{f.iops:.1f} iops/s objects:{f.objects} dsets: {f.dsets} "
-                f"rate:{f.obj_per_s:.1f} obj/s rate:{f.dset_per_s:.3f} dset/s op-max:{f.op_max_s:.4e}s")
+        out += (f"rate:{num(f.iops, '.1f')} iops/s objects:{f.objects} dsets: {f.dsets} "
+                f"rate:{num(f.obj_per_s, '.1f')} obj/s rate:{num(f.dset_per_s, '.3f')} dset/s "
+                f"op-max:{f.op_max_s:.4e}s")
         order = ("delete",)
     out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
     for op in order:
@@ -72,7 +83,7 @@ def process_label(run, p):
 
 def render_md_workbench(run, process_reports):
     lines = [f"MD-Workbench total objects: {run.total_objects} workingset size: "
-             f"{run.working_set:.3f} MiB (version: {run.version}) time: {local_time(run.end - run.runtime)}"]
+             f"{run.working_set:.3f} MiB (version: {run.version}) time: {start_time(run)}"]
     lines += [f"\t{k}={v}" for k, v in run.params().items()]
     if run.multi_host:
         lines.append(f"\treads-cross-hosts={run.reads_cross_hosts()}")
@@ -86,23 +97,25 @@ def render_md_workbench(run, process_reports):
 def md_real_io_line(f, read_only, with_iops):
     """MD-REAL-IO's line; in that era the benchmark's obj counted created
     objects (read ones when read-only) and iops was 4 per object."""
-    iops = f" {f.iops:.1f} iops/s" if with_iops else ""
+    iops = f" {num(f.iops, '.1f')} iops/s" if with_iops else ""
     errs = f"({f.errors} errs)"
+    t = num(f.t_max_s, ".1f", "s")
     if f.phase == "benchmark":
         objects = f.ops["read" if read_only else "create"].count
-        rate = objects / f.t_max_s if f.t_max_s > 0 else math.inf
-        iops = f" {rate * (2 if read_only else 4):.1f} iops/s" if with_iops else ""
-        return (f"benchmark {f.t_max_s:.1f}s{iops} {objects} obj {rate:.1f} obj/s {f.tp_mib_per_s:.1f} Mib/s "
+        rate = 0.0 if objects == 0 else objects / f.t_max_s if f.t_max_s is not None else None
+        step_rate = None if rate is None else rate * (2 if read_only else 4)
+        iops = f" {num(step_rate, '.1f')} iops/s" if with_iops else ""
+        return (f"benchmark {t}{iops} {objects} obj {num(rate, '.1f')} obj/s {num(f.tp_mib_per_s, '.1f')} Mib/s "
                 f"{errs}")
     if f.phase == "precreate":
-        return (f"precreate {f.t_max_s:.1f}s{iops} {f.dsets} dset {f.objects} obj {f.dset_per_s:.3f} dset/s "
-                f"{f.obj_per_s:.1f} obj/s {f.tp_mib_per_s:.1f} Mib/s {errs}")
-    return (f"cleanup {f.t_max_s:.1f}s{iops} {f.objects} obj {f.dsets} dset {f.obj_per_s:.1f} obj/s "
-            f"{f.dset_per_s:.3f} dset/s {errs}")
+        return (f"precreate {t}{iops} {f.dsets} dset {f.objects} obj {num(f.dset_per_s, '.3f')} dset/s "
+                f"{num(f.obj_per_s, '.1f')} obj/s {num(f.tp_mib_per_s, '.1f')} Mib/s {errs}")
+    return (f"cleanup {t}{iops} {f.objects} obj {f.dsets} dset {num(f.obj_per_s, '.1f')} obj/s "
+            f"{num(f.dset_per_s, '.3f')} dset/s {errs}")
 
 
 def render_md_real_io(run, process_reports, era):
-    start = local_time(run.end - run.runtime)
+    start = start_time(run)
     title = f"MD-REAL-IO total objects: {run.total_objects}"
     if era == 2017:
         title += f" workingset size: {run.working_set:.3f} MiB"
@@ -122,7 +135,7 @@ def render_md_real_io(run, process_reports, era):
         lines.append(md_real_io_line(f, read_only, era == 2017))
         if process_reports:
             lines += [process_label(run, q) + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
-    lines.append(f"Total runtime: {run.runtime}s time: {local_time(run.end)}")
+    lines.append(f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}")
     return lines
 
 
@@ -138,13 +151,16 @@ def records(run, process_reports):
 
 def render_json(run, process_reports):
     params = {**run.params(), "hosts": len(run.hosts) or 1, "reads-cross-hosts": run.reads_cross_hosts()}
+    # allow_nan=False: a NaN or inf figure is a bug, never JSON's Infinity
     return [json.dumps({"version": run.version, "parameters": params,
                         "total_objects": run.total_objects, "working_set_mib": run.working_set,
-                        "records": records(run, process_reports)}, indent=1)]
+                        "records": records(run, process_reports)}, indent=1, allow_nan=False)]
 
 
 def render_csv(run, process_reports):
     def cell(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"a figure is {v}: a bug in the figures")
         return "" if v is None else (repr(v) if isinstance(v, float) else str(v))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -160,7 +176,7 @@ RENDER = {"md-workbench": render_md_workbench,
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
                     help="fio JSON output: one file, or one per fio process of the run (default: stdin)")
     ap.add_argument("--process-reports", action="store_true", help="one line (record) per process too")
@@ -174,13 +190,11 @@ def main(argv=None):
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
         ap.error("'-' (stdin) is the only input when given")
-    # a message names the file itself when several are given
-    name = ("<stdin>" if files[0] == "-" else files[0]) if len(files) == 1 else ""
     try:
         run = load_run(files)
         lines = RENDER[args.format](run, args.process_reports)
     except BadInput as e:
-        print(error_line("mdfio-report", name, e), file=sys.stderr)
+        print(error_line("mdfio-report", e), file=sys.stderr)
         return 2
     print("\n".join(lines))
     for line in run.failed():

@@ -1,0 +1,36 @@
+"""What mdfio-report and mdfio-plot share as Unix commands: a bad option
+is one line naming it (exit status 2), and a closed output ends the tool
+quietly, as it ends cat or grep."""
+import argparse
+import signal
+import sys
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its refusal of an option in one line (argparse's own
+    is the usage, then the message)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text):
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
+
+
+
+def run(main):
+    """Runs a tool's main() as the command's process. Python ignores
+    SIGPIPE and raises BrokenPipeError at a write to a closed pipe, which
+    ended `mdfio-report run.json | head` in a traceback; with SIGPIPE's
+    default action restored, the kernel ends the tool at that write,
+    silently, as it ends coreutils (exit status 141 in the shell)."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())
