@@ -140,16 +140,15 @@ def op_figures(jobs, op):
 def phase_figures(sec, jobs, repeat, process):
     """md-workbench's figures of a group of processes of one section."""
     head = HEADLINE[sec.phase]
-    # a process's phase time is fio's runtime of the headline slot, which
-    # fio measures only for a process that moved bytes there (backend.c,
-    # update_runtime): 0 is a process none of whose units succeeded, and
-    # its time is unknown (None), not 0
-    times = [j.runtime_ms(head) / 1000.0 or None for j in jobs]
+    # a process's phase time: the engine's exact one, else fio's runtime;
+    # None if neither was measured (fiojson.Job.phase_s)
+    times = [j.phase_s(head) for j in jobs]
     known = [x for x in times if x is not None]
     t = max(known, default=None)
     size = object_size(sec)
     ranks = len(jobs)
-    dsets = sec.int_opt("datasets") * ranks
+    # md-workbench counts the datasets made or removed
+    dsets = sec.int_opt("datasets") * ranks - sum(j.datasets_undone(head) for j in jobs)
     ops = {op: op_figures(jobs, op) for op in OPS}
     errors = sum(o.errors for o in ops.values())
     op_max = max((o.max_s for o in ops.values() if o.count), default=0.0)

@@ -273,6 +273,24 @@ class Job:
     def runtime_ms(self, slot):
         return self.slot(slot).counter("runtime")
 
+    def phase_s(self, slot):
+        """This process's time of the phase whose count is in slot, in
+        seconds: the engine's exact one, the single slat_ns sample of the
+        slot (ns), if it ended its phase; else fio's runtime (whole ms,
+        rounded up), which fio measures only for a process that moved bytes
+        there (backend.c, update_runtime): None when not measured."""
+        coarse = self.runtime_ms(slot)
+        exact = Latency(self.slot(slot).child("slat_ns"))
+        if exact.n == 1:
+            return exact.max / 1e9
+        return coarse / 1000.0 or None
+
+    def datasets_undone(self, slot):
+        """The datasets a precreate did not make or a cleanup did not
+        remove: the engine's count in short_ios, which fio never uses for an
+        mdfio job."""
+        return self.slot(slot).counter("short_ios", default=0)
+
     def total_ios(self, slot):
         return self.slot(slot).counter("total_ios")
 
