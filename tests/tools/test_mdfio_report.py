@@ -687,3 +687,20 @@ def test_units_in_flight_are_a_parameter(runs, tmpfs, tmp_path):
     assert "\tiodepth=8\n" in report(path).stdout
     assert json.loads(report(path, "--json").stdout)["parameters"]["iodepth"] == 8
     assert "\tiodepth=1\n" in report(runs["n1"][0]).stdout
+
+
+def test_dsets_count_the_datasets_a_cleanup_removed(tmp_path):
+    """A foreign file keeps one dataset: the cleanup's dsets is one less
+    than datasets x ranks, and its delete errors count the failed rmdir."""
+    root = tmp_path / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    (root / "1_1" / "notes.txt").write_text("mine")
+    run_fio(job(["cleanup"], root, **opts), tmp_path, check=False)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path, "--json")
+    assert proc.returncode == 1, proc.stderr
+    (rec,) = json.loads(proc.stdout, parse_constant=no_constant)["records"]
+    assert (rec["dsets"], rec["objects"], rec["delete_errors"]) == (3, 20, 1)
+    assert rec["dset_per_s"] == 3 / rec["t_max_s"]
