@@ -233,10 +233,10 @@ static int engine_init(struct thread_data *td)
 
 		/* notices on fio's error stream like every other: stdout may
 		 * be fio's JSON */
-		log_err("mdfio: rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64 "\n",
-			j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
+		mdfio_notice("rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
+			     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
 		if (j->rec_old)
-			mdfio_error("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
+			mdfio_notice("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
 				    j->rank, j->status_path, j->rec_hi - 1);
 		j->units = n ? n : 1;
 		set_units(td, j->units);

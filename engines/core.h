@@ -154,5 +154,7 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *b
 /* Reports an error: one line "mdfio: ..." on fio's error output; returns 1
  * so that a check can return it. */
 int mdfio_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a notice, which fails nothing. */
+void mdfio_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

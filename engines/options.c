@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "fio_options.h"
 #include "job.h"
@@ -15,8 +16,9 @@
 /* a day: a host that has not started a rank by then will not */
 #define MDFIO_JOIN_TIMEOUT_MAX 86400
 
-/* per thread: clones run as threads with thread=1 */
-static __thread char last_error[1024];
+/* per thread: clones run as threads with thread=1; room for two paths and
+ * the reason after them, which a long path must not push out of the line */
+static __thread char last_error[2 * PATH_MAX + 1024];
 
 /* The lines this fio has printed, shared by the processes it forks for its
  * jobs: a refusal every clone of a job meets alike (a symlinked status
@@ -57,6 +59,24 @@ static int said_before(const char *line)
 	return found;
 }
 
+/* One line on fio's error stream. A fio server sends it to its client, as
+ * fio's own messages. Otherwise it goes to stderr alone, in one write:
+ * fio's log_err also copies it into the --output file, from the job's
+ * process, whose stdio buffer can land a long line across fio's JSON. */
+static void say(const char *line)
+{
+	char out[sizeof(last_error) + 8];
+	int n;
+
+	if (is_backend) {
+		log_err("mdfio: %s\n", line);
+		return;
+	}
+	n = snprintf(out, sizeof(out), "mdfio: %s\n", line);
+	if (n > 0 && write(STDERR_FILENO, out, (size_t)n < sizeof(out) ? (size_t)n : sizeof(out) - 1) < 0)
+		return;	/* nowhere left to say it */
+}
+
 int mdfio_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -65,8 +85,19 @@ int mdfio_error(const char *fmt, ...)
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
 	if (!said_before(last_error))
-		log_err("mdfio: %s\n", last_error);
+		say(last_error);
 	return 1;
+}
+
+void mdfio_notice(const char *fmt, ...)
+{
+	char line[sizeof(last_error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	say(line);
 }
 
 const char *mdfio_last_error(void)

@@ -1,6 +1,7 @@
 """The shared core, through every engine, against real fio on real file
 systems: phases, FIFO, status, safety, errors and options."""
 import errno
+import json
 import os
 import re
 import signal
@@ -506,4 +507,22 @@ def test_failed_steps_in_flight_keep_the_fifo(tmpfs, tmp_path, engine, iodepth):
     assert namespace(tmpfs) == want
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert sum(j["trim"]["drop_ios"] for j in run.jobs()) == 1
+    assert os.listdir(tmpfs) == []
+
+
+def test_notices_go_to_stderr_never_into_the_json_on_stdout(tmpfs, tmp_path):
+    """A recovery's notices, with fio's JSON written to stdout: stdout is
+    JSON and nothing else, and every notice is on stderr."""
+    opts = dict(datasets=1, precreate_per_set=8, steps_per_set=3)
+    run_fio(job(["precreate"], tmpfs, **opts), tmp_path, check=True)
+    status = tmpfs / "mdfio.status"
+    status.write_text(status.read_text().replace(" ready 0 0 ", " benchmarking 0 3 "))
+    jobfile = tmp_path / "cleanup.fio"
+    jobfile.write_text(job(["cleanup"], tmpfs, **opts))
+    proc = subprocess.run(["fio", "--output-format=json", str(jobfile)], capture_output=True, text=True,
+                          env=fio_env(), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["jobs"][0]["trim"]["clat_ns"]["N"] == 8
+    assert "the status of" in proc.stderr and "cannot be trusted" in proc.stderr, proc.stderr
     assert os.listdir(tmpfs) == []

@@ -1,5 +1,6 @@
 """What only mdfio-posix promises: md-workbench's own system calls."""
 import os
+import json
 import re
 import subprocess
 
@@ -117,3 +118,26 @@ def test_each_rank_gives_its_exact_phase_time(tmpfs, tmp_path):
             assert ops <= t["max"] <= j[slot]["runtime"] * 1e6, (name, ops, t, j[slot]["runtime"])
             others = [s for s in ("write", "read", "trim") if s != slot]
             assert all(j[s]["slat_ns"]["N"] == 0 for s in others)
+
+
+def test_a_long_path_keeps_the_reason_in_its_line(tmpfs, tmp_path):
+    """A root of 3000 characters: each one line still ends with its reason."""
+    root = tmpfs
+    while len(str(root)) < 3000:
+        root = root / ("d" * 200)
+    root.mkdir(parents=True)
+    opts = dict(datasets=1, precreate_per_set=2)
+    run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
+    run = run_fio(job(["precreate"], root, **opts), tmp_path, check=False)
+    lines = run.mdfio_lines()
+    assert run.rc != 0 and len(lines) == 1 and lines[0].startswith(f"mdfio: {root}: a namespace already exists") and \
+        lines[0].endswith("run phase=cleanup to remove it, or use another directory"), run.stderr
+    (root / "0_0" / "file-1").unlink()
+    (root / "0_0" / "file-1").mkdir()
+    run = run_fio(job(["cleanup"], root, **opts), tmp_path, check=False)
+    assert run.rc != 0
+    assert f"mdfio: rank 0 cleanup: 1 delete error (first: {root}/0_0/file-1: Is a directory)" in run.mdfio_lines(), \
+        run.stderr
+    # fio's --output file holds its JSON and nothing of the engine's
+    out = sorted(tmp_path.glob("job-*.json"))[-1].read_text()
+    assert json.loads(out)["jobs"] and "mdfio:" not in out
