@@ -31,6 +31,7 @@ struct mdfio_unit {
 	unsigned int index;	/* 0 .. iodepth-1, stable for the job */
 	void *rbuf, *wbuf;	/* read into, create from (MDFIO_BUF_ALIGN) */
 	size_t buf_len;		/* their length: size rounded up */
+	uint64_t wbuf_holds;	/* for mdfio_pattern_write */
 	/* the core's own */
 	uint64_t idx;
 	uint32_t d;
