@@ -100,10 +100,12 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {
+	const struct mdfio_options *eo = td->eo;
+
 	if (mdfio_datasets_build(j) || mdfio_datasets_fd_limit(td, j))
 		return 1;
-	if (mdfio_pattern_init(&j->pattern, MDFIO_PATTERN_MDFIO, MDFIO_PACKET_TIMESTAMP,
-			       0, j->datasets, j->size))
+	if (mdfio_pattern_init(&j->pattern, eo->data_pattern, eo->packet_type,
+			       eo->random_seed, j->datasets, j->size))
 		return mdfio_error("out of memory for bs=%zu", j->size);
 	if (make_units(td, j))
 		return 1;

@@ -92,6 +92,9 @@ struct mdfio_options {
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 	char *hosts;		/* fio servers of a run, by host name */
 	unsigned int join_timeout;	/* s a rank waits for one never started */
+	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
+	unsigned int packet_type;	/* enum mdfio_packet */
+	int random_seed;	/* md-workbench -G */
 };
 
 
