@@ -65,7 +65,7 @@ static int engine_setup(struct thread_data *td)
 }
 
 /* Every unit in flight owns a path and a pair of object buffers; a create's
- * buffer keeps the filler and gets only its header stamped. */
+ * buffer keeps what its objects share (see mdfio_pattern_write). */
 static int make_units(struct thread_data *td, struct mdfio_job *j)
 {
 	unsigned int n = td_ioengine_flagged(td, FIO_SYNCIO) ? 1 : td->o.iodepth;
@@ -88,7 +88,7 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 		u->rbuf = j->bufs + 2 * len * u->index;
 		u->wbuf = (uint8_t *)u->rbuf + len;
 		memset(u->rbuf, 0, 2 * len);
-		memcpy(u->wbuf, j->ref, j->size);
+		u->wbuf_holds = MDFIO_PATTERN_FRESH;
 		u->req.name = u->name;
 		u->req.size = j->size;
 		u->next_free = j->free_unit;
@@ -100,12 +100,13 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {
+	const struct mdfio_options *eo = td->eo;
+
 	if (mdfio_datasets_build(j) || mdfio_datasets_fd_limit(td, j))
 		return 1;
-	j->ref = malloc(j->size);
-	if (!j->ref)
+	if (mdfio_pattern_init(&j->pattern, eo->data_pattern, eo->packet_type,
+			       eo->random_seed, j->datasets, j->size))
 		return mdfio_error("out of memory for bs=%zu", j->size);
-	mdfio_pattern_fill(j->ref, j->size);
 	if (make_units(td, j))
 		return 1;
 	if (j->be->init && j->be->init(td, j->root_fd, j->unit, j->nr_units, &j->priv))
@@ -289,9 +290,9 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 	account_op(td, j, op, start, end, err, dir, name);
 }
 
-/* u's object for request st: its dataset and name, and a create's header
- * stamped (a step's stat, read and delete share one object, so this runs
- * only when the object changes). */
+/* u's object for request st: its dataset and name, and a create's content
+ * (a step's stat, read and delete share one object, so this runs only when
+ * the object changes). */
 static void aim(struct mdfio_job *j, struct mdfio_unit *u,
 		const struct mdfio_step *st)
 {
@@ -302,7 +303,7 @@ static void aim(struct mdfio_job *j, struct mdfio_unit *u,
 	u->dir = ds->path;
 	mdfio_object_name(u->name, idx);
 	if (st->op == MDFIO_OP_CREATE)
-		mdfio_pattern_stamp(u->wbuf, j->size, ds->rank, u->d, idx);
+		mdfio_pattern_write(&j->pattern, u->wbuf, &u->wbuf_holds, ds->rank, u->d, idx);
 }
 
 /* u->req = request s of u's unit (its name and size are the unit's own,
@@ -417,7 +418,7 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 
 	if (r->op == MDFIO_OP_READ && !err && j->verify &&
 	    (u->st_size != j->size ||
-	     mdfio_pattern_check(u->rbuf, j->ref, j->size,
+	     mdfio_pattern_check(&j->pattern, u->rbuf,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
 	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
@@ -614,7 +615,7 @@ static void engine_cleanup(struct thread_data *td)
 	if ((report_errors(j) || (j->entered && !complete)) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	mdfio_datasets_free(j);
-	free(j->ref);
+	mdfio_pattern_free(&j->pattern);
 	free(j->unit);
 	free(j->events);
 	free(j->bufs);

@@ -31,6 +31,7 @@ struct mdfio_unit {
 	unsigned int index;	/* 0 .. iodepth-1, stable for the job */
 	void *rbuf, *wbuf;	/* read into, create from (MDFIO_BUF_ALIGN) */
 	size_t buf_len;		/* their length: size rounded up */
+	uint64_t wbuf_holds;	/* for mdfio_pattern_write */
 	/* the core's own */
 	uint64_t idx;
 	uint32_t d;
@@ -91,6 +92,9 @@ struct mdfio_options {
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 	char *hosts;		/* fio servers of a run, by host name */
 	unsigned int join_timeout;	/* s a rank waits for one never started */
+	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
+	unsigned int packet_type;	/* enum mdfio_packet */
+	int random_seed;	/* md-workbench -G */
 };
 
 

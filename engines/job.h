@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "core.h"
+#include "pattern.h"
 #include "rankfile.h"
 #include "world.h"
 
@@ -111,7 +112,7 @@ struct mdfio_job {
 	struct mdfio_dataset *dsets[MDFIO_TARGET_NR];
 	char *dset_paths;
 	char path[PATH_MAX];
-	uint8_t *ref;		/* the filler every object shares */
+	struct mdfio_pattern pattern;	/* what objects hold */
 	/* units in flight: at most iodepth */
 	struct mdfio_unit *unit, *free_unit;
 	unsigned int nr_units, in_flight;

@@ -257,6 +257,46 @@ static int cb_root(void *data, const char *s)
 	return 0;
 }
 
+/* Object content: md-workbench's pattern (-G, --dataPacketType) or mdfio's */
+static int cb_data_pattern(void *data, const char *s)
+{
+	char buf[64];
+	int k = mdfio_pattern_kind_parse(pick(s, buf, sizeof(buf)));
+
+	if (k < 0)
+		return mdfio_error("data_pattern=%s: expected md-workbench or mdfio", s);
+	opts_of(data)->data_pattern = (unsigned int)k;
+	return 0;
+}
+
+static int cb_packet_type(void *data, const char *s)
+{
+	char buf[64];
+	int t = mdfio_packet_parse(pick(s, buf, sizeof(buf)));
+
+	if (t < 0)
+		return mdfio_error("data_packet_type=%s: expected t, o, i or r (timestamp, offset, incompressible, random)", s);
+	opts_of(data)->packet_type = (unsigned int)t;
+	return 0;
+}
+
+/* md-workbench's -G is an int, and -1 there means a seed from the clock,
+ * which no other run can know */
+static int cb_random_seed(void *data, const char *s)
+{
+	char buf[64], *end;
+	const char *v = pick(s, buf, sizeof(buf));
+	long long x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (!*v || *end || errno || x < INT32_MIN || x > INT32_MAX || x == -1)
+		return mdfio_error("random_seed=%s: expected an integer from %d to %d other than -1 (md-workbench's -G -1 takes the seed from the clock)",
+				 s, INT32_MIN, INT32_MAX);
+	opts_of(data)->random_seed = (int)x;
+	return 0;
+}
+
 const struct fio_option mdfio_core_options[] = {
 	MDFIO_OPT("phase", cb_phase, NULL,
 	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
@@ -291,6 +331,12 @@ const struct fio_option mdfio_core_options[] = {
 	    "Sets bs (bytes per object, md-workbench -S); accepts value|default"),
 	MDFIO_OPT("root", cb_root, NULL,
 	    "Sets directory (the namespace root, md-workbench -o); accepts value|default"),
+	MDFIO_OPT("data_pattern", cb_data_pattern, "md-workbench",
+	    "Object content: md-workbench (IOR's md-workbench's, with random_seed and data_packet_type) or mdfio (a header naming rank, dataset and index)"),
+	MDFIO_OPT("data_packet_type", cb_packet_type, "t",
+	    "md-workbench --dataPacketType: t, o, i or r (timestamp, offset, incompressible, random)"),
+	MDFIO_OPT("random_seed", cb_random_seed, "0",
+	    "md-workbench -G: the seed of the object content (md-workbench's default is the clock; give both the same)"),
 	{ .name = NULL },
 };
 

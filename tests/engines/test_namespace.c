@@ -1,12 +1,11 @@
-/* rank/offset/naming math of engines/namespace.c and the object pattern of
- * engines/pattern.c, checked against md-workbench's formulas. */
+/* rank/offset/naming math of engines/namespace.c, checked against
+ * md-workbench's formulas (the object pattern: test_pattern.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "namespace.h"
-#include "pattern.h"
 #include "check.h"
 
 
@@ -92,38 +91,9 @@ static void test_names(void)
 	CHECK(!mdfio_parse_object_name("file-99999999999999999999", &idx), "overflow");
 }
 
-static void test_pattern(void)
-{
-	size_t sizes[] = { 1, 23, 24, 25, 3901, 65536 };
-	unsigned int i;
-
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		size_t s = sizes[i];
-		uint8_t *ref = malloc(s), *obj = malloc(s);
-
-		mdfio_pattern_fill(ref, s);
-		memcpy(obj, ref, s);
-		mdfio_pattern_stamp(obj, s, 3, 7, 123456789);
-		CHECK(!mdfio_pattern_check(obj, ref, s, 3, 7, 123456789), "size %zu", s);
-		if (s >= 9)
-			CHECK(mdfio_pattern_check(obj, ref, s, 4, 7, 123456789), "rank ignored %zu", s);
-		if (s >= 24) {
-			CHECK(mdfio_pattern_check(obj, ref, s, 3, 8, 123456789), "dataset ignored %zu", s);
-			CHECK(mdfio_pattern_check(obj, ref, s, 3, 7, 123456788), "index ignored %zu", s);
-		}
-		if (s > 24) {
-			obj[s - 1] ^= 1;
-			CHECK(mdfio_pattern_check(obj, ref, s, 3, 7, 123456789), "tail ignored %zu", s);
-		}
-		free(ref);
-		free(obj);
-	}
-}
-
 int main(void)
 {
 	test_ranks();
 	test_names();
-	test_pattern();
 	return check_result();
 }
