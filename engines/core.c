@@ -128,6 +128,7 @@ static int engine_init(struct thread_data *td)
 	struct mdfio_job *j;
 	int root_fd;
 
+	mdfio_error_scope(mdfio_job_parent(td)->thread_number);
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
 	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1), be->direct))

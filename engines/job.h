@@ -166,6 +166,8 @@ int mdfio_check_jobfile(struct thread_data *td);
 /* In fio's main process, before it forks its jobs: from then on a line
  * mdfio_error printed once in this fio is not printed again */
 void mdfio_share_errors(void);
+/* Lines are printed once per job section: job is its parent's number. */
+void mdfio_error_scope(int job);
 /* the last line mdfio_error printed in this thread */
 const char *mdfio_last_error(void);
 /* copies the value of a "value|default" option into out; one line and 1

@@ -22,13 +22,21 @@ static __thread char last_error[2 * PATH_MAX + 1024];
 
 /* The lines this fio has printed, shared by the processes it forks for its
  * jobs: a refusal every clone of a job meets alike (a symlinked status
- * file) is printed once, not once per clone. */
+ * file) is printed once, not once per clone. Only within one job section
+ * (scope): each repeat reports its own errors. */
 struct said {
 	int lock;
 	unsigned int n;
+	int scope[32];
 	char line[32][256];
 };
 static struct said *said;
+static __thread int scope;
+
+void mdfio_error_scope(int job)
+{
+	scope = job;
+}
 
 void mdfio_share_errors(void)
 {
@@ -52,9 +60,11 @@ static int said_before(const char *line)
 	while (__atomic_exchange_n(&said->lock, 1, __ATOMIC_ACQUIRE))
 		;
 	for (k = 0; k < said->n && !found; k++)
-		found = !strcmp(said->line[k], line);
-	if (!found && said->n < sizeof(said->line) / sizeof(said->line[0]))
+		found = said->scope[k] == scope && !strcmp(said->line[k], line);
+	if (!found && said->n < sizeof(said->line) / sizeof(said->line[0])) {
+		said->scope[said->n] = scope;
 		snprintf(said->line[said->n++], sizeof(said->line[0]), "%s", line);
+	}
 	__atomic_store_n(&said->lock, 0, __ATOMIC_RELEASE);
 	return found;
 }
