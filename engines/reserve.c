@@ -45,10 +45,11 @@ static struct reservation *find(const char *root)
 /* The jobs (clones included) that will run on td's root, each of which
  * ends through mdfio_job_ended. Another mdfio engine on the same root is
  * refused: it would keep a reservation of its own, and its jobs would find
- * the root taken by this one's. */
+ * the root taken by this one's. Each engine is a shared object with a
+ * memory of its own, so only the first job's engine says why. */
 static int count_jobs(struct thread_data *td, unsigned int *n)
 {
-	struct thread_data *t;
+	struct thread_data *t, *first = NULL, *other = NULL;
 	int i;
 
 	*n = 0;
@@ -56,13 +57,19 @@ static int count_jobs(struct thread_data *td, unsigned int *n)
 		if (!t->o.directory || strcmp(t->o.directory, td->o.directory) ||
 		    !t->io_ops || strncmp(t->io_ops->name, "mdfio-", 6))
 			continue;
-		if (t->io_ops != td->io_ops)
-			return mdfio_error("directory=%s: jobs %s and %s use different mdfio engines (%s, %s); run each engine in a fio of its own",
-					   td->o.directory, td->o.name, t->o.name, td->io_ops->name,
-					   t->io_ops->name);
+		if (!first)
+			first = t;
+		if (t->io_ops != first->io_ops && !other)
+			other = t;
 		(*n)++;
 	}
-	return 0;
+	if (!other)
+		return 0;
+	if (td->io_ops != first->io_ops)
+		return 1;
+	return mdfio_error("directory=%s: jobs %s and %s use different mdfio engines (%s, %s); run each engine in a fio of its own",
+			   td->o.directory, first->o.name, other->o.name, first->io_ops->name,
+			   other->io_ops->name);
 }
 
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,

@@ -344,6 +344,21 @@ def test_no_other_fio_runs_between_the_phases_of_a_live_run(tmpfs, tmp_path):
     assert os.listdir(tmpfs) == []
 
 
+def test_two_mdfio_engines_on_one_root_in_one_fio_are_refused(tmpfs, tmp_path):
+    """fio holds a root's ranks for one engine's jobs: a section of another
+    mdfio engine on the same root is refused, in one line, before any job
+    starts."""
+    text = mdfio.fio.jobfile(["precreate", "benchmark"], tmpfs, engine_path(), datasets=D, precreate_per_set=P,
+                             steps_per_set=I)
+    text = text.replace("[benchmark-1]", f"[benchmark-1]\nioengine=external:{engine_path('null')}")
+    run = mdfio.fio.run(tmp_path / "mixed.fio", text, env=fio_env(), timeout=TIMEOUT)
+    assert run.rc != 0
+    assert run.mdfio_lines() == [
+        f"mdfio: directory={tmpfs}: jobs precreate-0 and benchmark-1 use different mdfio engines "
+        "(mdfio-posix, mdfio-null); run each engine in a fio of its own"], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
 def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
     """Two fio processes of 2 clones each (as srun starts them): one clone of
     the first is held for twice join_timeout in its precreate while its
