@@ -8,6 +8,7 @@ import random
 import re
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -242,7 +243,7 @@ def test_md_workbench_format_round_trips(runs, name):
     proc = report(path, "--process-reports")
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("MD-Workbench total objects: ") and lines[1].startswith("\t")
+    assert lines[0].startswith("Args: md-workbench ") and lines[2].startswith("MD-Workbench total objects: ")
     parsed = parse_md_workbench(proc.stdout)
     assert len(parsed) == len(truth)
     for p, t in zip(parsed, truth):
@@ -549,6 +550,11 @@ def test_a_run_with_errors_reports_them_and_exits_1(tmpfs, tmp_path):
     proc = report(path)
     assert proc.returncode == 1, proc.stderr
     assert "(1 errs!!!)" in proc.stdout
+    # md-workbench -q keeps the error count when there are errors
+    assert "(1 errs!!!)" in report(path, "-q").stdout
+    # and --print-detailed-stats prints the error counts in place of the counts
+    detailed = report(path, "--print-detailed-stats").stdout.splitlines()
+    assert detailed[4] == "benchmark err\t0\t0\t0\t0\t1\t0", detailed
     rec = json.loads(report(path, "--json").stdout)["records"][0]
     assert (rec["stat_errors"], rec["errors"], rec["objects"]) == (1, 1, 2 * 2 * 5 - 1)
 
@@ -673,7 +679,12 @@ def test_object_size_is_fios_default_bs_when_the_jobfile_sets_none(tmp_path):
     assert "bs" not in run.json["global options"]
     assert all(j["write"]["io_bytes"] in (0, 10 * 4096) for j in run.jobs())
     path = sorted(tmp_path.glob("job-*.json"))[-1]
-    assert "\tobject-size=4096\n" in report(path).stdout
+    lines = report(path).stdout.splitlines()
+    assert lines[0] == args_line(["-a", "POSIX", "-D", "1", "-P", "10", "-I", "1000", "-S", "4096", "-R", "0",
+                                  "-O", "1", "-o", str(root), "-G", "0", "-1", "-3"])
+    # md-workbench's default -I 1000 is more than -P 10: its warning, as md-workbench -1 -3 prints it
+    assert lines[3] == "WARNING: num > precreate, this may cause the situation that no objects are available to read"
+    assert "\tobject-size=4096 \n" in report(path, "--format", "md-workbench-2020").stdout
     pre = json.loads(report(path, "--json").stdout)["records"][0]
     assert pre["tp_mib_per_s"] == pytest.approx(10 * 4096 / pre["t_max_s"] / 2**20)
 
@@ -684,9 +695,9 @@ def test_units_in_flight_are_a_parameter(runs, tmpfs, tmp_path):
     run_fio(job(["precreate", "benchmark", "cleanup"], tmpfs, engine="uring", iodepth=8, datasets=2,
                 precreate_per_set=20, steps_per_set=20), tmp_path, args=["--output-format=json+"], check=True)
     path = sorted(tmp_path.glob("job-*.json"))[-1]
-    assert "\tiodepth=8\n" in report(path).stdout
+    assert "\tiodepth=8\n" in report(path, "--format", "md-workbench-2020").stdout
     assert json.loads(report(path, "--json").stdout)["parameters"]["iodepth"] == 8
-    assert "\tiodepth=1\n" in report(runs["n1"][0]).stdout
+    assert "\tiodepth=1\n" in report(runs["n1"][0], "--format", "md-workbench-2020").stdout
 
 
 def test_dsets_count_the_datasets_a_cleanup_removed(tmp_path):
@@ -704,3 +715,157 @@ def test_dsets_count_the_datasets_a_cleanup_removed(tmp_path):
     (rec,) = json.loads(proc.stdout, parse_constant=no_constant)["records"]
     assert (rec["dsets"], rec["objects"], rec["delete_errors"]) == (3, 20, 1)
     assert rec["dset_per_s"] == 3 / rec["t_max_s"]
+
+
+# --- md-workbench's header, footer, -q and --print-detailed-stats ----------
+
+def local(epoch):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def args_line(args):
+    return "Args: md-workbench" + "".join(f' "{a}"' for a in args)
+
+
+def expected_args(path, extra, repeats=None):
+    """md-workbench's arguments of the runs fixture's run."""
+    read_only = bool(extra)
+    args = ["-a", "POSIX", "-D", "2", "-P", "40", "-I", "25", "-S", "1000", "-R",
+            str(repeats or (2 if read_only else 3)), "-O", "1", "-o", str(path.parent / "root"), "-G", "0"]
+    return args + (["--read-only", "-2"] if read_only else [])
+
+
+@pytest.mark.parametrize("name", ["n1", "n3", "ro"])
+def test_header_and_footer_are_md_workbenchs(runs, name):
+    path, doc, numjobs, extra = runs[name]
+    repeats = 2 if extra else 3
+    elapsed = max(j["elapsed"] for j in doc["jobs"])
+    proc = report(path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == args_line(expected_args(path, extra))
+    assert lines[1] == "Nodemap: " + "1" * numjobs
+    assert lines[2] == (f"MD-Workbench total objects: {2 * (25 * repeats + 40) * numjobs} workingset size: "
+                        f"{numjobs * 2 * 40 * 1000 / 2**20:.3f} MiB (version: mdfio-0.1.0/{doc['fio version']}) "
+                        f"time: {local(doc['timestamp'] - elapsed)}")
+    phases = [ln.split(" ", 1)[0] for ln in lines[3:-1]]
+    assert phases == (["benchmark"] * 2 if extra else ["precreate"] + ["benchmark"] * 3 + ["cleanup"])
+    assert lines[-1] == f"Total runtime: {elapsed}s time: {local(doc['timestamp'])}"
+
+
+def test_quiet_is_md_workbenchs(runs):
+    """md-workbench -q prints Args (before it reads -q) and the Nodemap,
+    no header or footer, and no error count without errors."""
+    path = runs["n3"][0]
+    full = report(path, "--process-reports").stdout.splitlines()
+    proc = report(path, "-q", "--process-reports")
+    assert proc.returncode == 0, proc.stderr
+    quiet = proc.stdout.splitlines()
+    assert quiet[:2] == full[:2]
+    assert all(" (0 errs)" in ln for ln in full[3:-1])
+    assert quiet[2:] == [ln.replace(" (0 errs)", "") for ln in full[3:-1]]
+    assert report(path, "--quiet", "--process-reports").stdout == proc.stdout
+
+
+def test_detailed_stats_from_the_raw_json(runs):
+    path, doc, numjobs, _ = runs["n3"]
+    jobs = doc["jobs"]
+    want = ["phase\t\td name\tcreate\tdelete\tob nam\tcreate\tread\tstat\tdelete\tt_inc_b\tt_no_bar\tthp\tmax_t"]
+    head = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
+    names = list(dict.fromkeys(j["jobname"] for j in jobs))
+    for name in names:
+        group = [j for j in jobs if j["jobname"] == name]
+        phase = name.rsplit("-", 1)[0]
+        count = {op: sum(j[SLOT[op][0]][SLOT[op][1]]["N"] for j in group) for op in OPS}
+        t = max(phase_s(j, head[phase]) for j in group)
+        op_max = max(j[SLOT[op][0]][SLOT[op][1]]["max"] for j in group for op in OPS if j[SLOT[op][0]][SLOT[op][1]]["N"])
+        tp = (count["create"] + count["read"]) * 1000 / t / 2**20
+        dsets = 2 * numjobs
+        made, removed = {"precreate": (dsets, 0), "cleanup": (0, dsets)}.get(phase, (0, 0))
+        want.append(f"{phase} \t{made}\t{removed}\t{count['create']}\t{count['read']}\t{count['stat']}\t"
+                    f"{count['delete']}\t{t:.3f}s\t{t:.3f}s\t{tp:.2f} MiB/s {op_max / 1e9:.4e}")
+    proc = report(path, "--print-detailed-stats")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[3:-1] == want
+    quiet = report(path, "--print-detailed-stats", "-q").stdout.splitlines()
+    assert quiet == lines[:2] + want[1:]
+    per_process = report(path, "--print-detailed-stats", "--process-reports").stdout.splitlines()
+    assert [ln.split(":")[0] for ln in per_process if re.match(r"\d+: ", ln)] == [str(r) for r in range(numjobs)] * len(names)
+
+
+def test_md_workbench_2020_prints_its_options_as_lines(runs):
+    path, doc, numjobs, extra = runs["ro"]
+    root = path.parent / "root"
+    lines = report(path, "--format", "md-workbench-2020").stdout.splitlines()
+    engine = doc["global options"]["ioengine"] if "ioengine" in doc.get("global options", {}) else \
+        doc["jobs"][0]["job options"]["ioengine"]
+    assert lines[0] == args_line(expected_args(path, extra))
+    assert lines[1].startswith("MD-Workbench total objects: ")
+    blank = lines.index("")
+    assert lines[2:blank] == ["\toffset=1 ", "\tapi=POSIX", "\tobj-per-proc=25 ", "\tlatency=",
+                              "\tprecreate-per-set=40 ", "\tdata-sets=2 ", f"\to={root}", "\tobject-size=1000 ",
+                              "\titerations=2 ", "\twaiting-time=0.000000 ", "\tstonewall-timer=0 ",
+                              "\tstart-item=0", "\trun-info-file=md-workbench.status", "\trun-benchmark",
+                              "\tread-only", f"\tinterface={engine}", "\tiodepth=1", f"\tranks={numjobs}"]
+    # min and mean with one decimal, as md-workbench printed them then
+    assert all(re.search(r" min:[0-9.]+s mean: [0-9.]+s ", ln) and re.search(r" min:\d+\.\ds ", ln)
+               for ln in lines[blank + 1:-1])
+    assert lines[-1].startswith("Total runtime: ")
+    quiet = report(path, "--format", "md-workbench-2020", "-q").stdout.splitlines()
+    assert quiet[0] == lines[0] and all(ln.startswith("benchmark process max:") for ln in quiet[1:])
+
+
+@pytest.mark.parametrize("args", [["--json", "-q"], ["--csv", "--print-detailed-stats"],
+                                  ["--format", "md-real-io-2017", "-q"]])
+def test_quiet_and_detailed_need_an_md_workbench_format(runs, args):
+    proc = report(runs["n1"][0], *args)
+    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert "expected with --format md-workbench" in proc.stderr
+
+
+def with_options(doc, path, options):
+    """doc with each job's options updated by options(jobname), written to
+    path: the JSON of a run whose jobfile set them."""
+    for j in doc["jobs"]:
+        j["job options"].update(options(j["jobname"]))
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_args_name_every_option_that_differs_from_md_workbenchs(runs, tmp_path):
+    """The engine options of md-workbench's -w -W -t -L --latency-all
+    --run-info-file --ignore-precreate-errors -v --dataPacketType
+    --start-item, as a jobfile sets them."""
+    path, doc, _, _ = runs["n1"]
+    opts = {"stonewall_timer": "5", "stonewall_wear_out": "1", "latency_all": "true",
+            "run_info_file": "pos.txt", "ignore_precreate_errors": "yes", "verbose": "2", "data_packet_type": "r",
+            "start_index": "7", "latency_log": "/tmp/lat", "random_seed": "-5"}
+    edited = with_options(json.loads(json.dumps(doc)), tmp_path / "o.json",
+                          lambda name: {**opts, **({"waiting_factor": "0.25"} if name.startswith("benchmark") else {})})
+    lines = report(edited).stdout.splitlines()
+    base = expected_args(path, {})
+    base[base.index("-G") + 1] = "-5"
+    assert lines[0] == args_line(base + ["--dataPacketType", "r", "--start-item", "7", "-w", "5", "-W",
+                                         "-t", "0.25", "-L", "/tmp/lat", "--latency-all", "--ignore-precreate-errors",
+                                         "--run-info-file", "pos.txt", "-v", "-v"])
+    bad = with_options(json.loads(json.dumps(doc)), tmp_path / "b.json", lambda name: {"waiting_factor": "fast"})
+    proc = report(bad)
+    assert proc.returncode == 2 and "waiting_factor='fast', expected a non-negative decimal number" in proc.stderr
+
+
+def test_adaptive_waiting_is_minus_t_capital(tmpfs, tmp_path):
+    """Eight benchmark sections per repeat with md-workbench -T's factors
+    are -T; the same factor in every section is -t."""
+    opts = dict(numjobs=1, datasets=1, precreate_per_set=20, steps_per_set=2, bs=100)
+    run = run_fio(job(["precreate"] + ["benchmark"] * 16 + ["cleanup"], tmpfs, **opts), tmp_path,
+                  args=["--output-format=json+"], check=True)
+    factors = ["0", "0.0625", "0.125", "0.25", "0.5", "1", "2", "4"] * 2
+    names = [j["jobname"] for j in run.json["jobs"] if j["jobname"].startswith("benchmark")]
+    adaptive = with_options(json.loads(json.dumps(run.json)), tmp_path / "t.json",
+                            lambda name: {"waiting_factor": factors[names.index(name)]} if name in names else {})
+    lines = report(adaptive).stdout.splitlines()
+    assert '"-R" "2"' in lines[0] and lines[0].endswith('"-G" "0" "-T"'), lines[0]
+    same = with_options(json.loads(json.dumps(run.json)), tmp_path / "s.json",
+                        lambda name: {"waiting_factor": "0.5"} if name in names else {})
+    assert report(same).stdout.splitlines()[0].endswith(f'"-R" "16" "-O" "1" "-o" "{tmpfs}" "-G" "0" "-t" "0.5"')

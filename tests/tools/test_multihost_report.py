@@ -214,14 +214,34 @@ def test_mpirun_files_merged_figures(mpi_files):
     got = check_merged(mpi_files, offset=1)
     # one machine: every rank on one host
     assert got["parameters"]["hosts"] == 1 and got["parameters"]["reads-cross-hosts"] == "none"
-    text = report(*mpi_files, "--process-reports").stdout
+    text = report(*mpi_files, "--process-reports", "--format", "md-workbench-2020").stdout
     assert "reads-cross-hosts" not in text and "\tranks=4\n" in text
     assert re.search(r"^3: benchmark process max:", text, re.M), text
+    assert report(*mpi_files).stdout.splitlines()[1] == "Nodemap: 1111"
+
+
+def nodemap(paths):
+    """md-workbench's Nodemap of the raw jobs: 1 for a rank on rank 0's host."""
+    host = {rank: h for _, rank, _, h, _ in raw_jobs(paths)}
+    return "Nodemap: " + "".join("1" if host[r] == host[0] else "0" for r in range(len(host)))
+
+
+def test_nodemap_and_times_of_a_fio_client(two_hosts, four_hosts):
+    """A digit per rank, 1 on rank 0's host; a fio client's JSON has no
+    run time, so its start and total runtime are n/a, its end its
+    timestamp."""
+    for path, want in ((two_hosts[0], "Nodemap: 1100"), (four_hosts, "Nodemap: 1000")):
+        assert nodemap([path]) == want
+        lines = report(path).stdout.splitlines()
+        doc = read_documents(path.read_text(), str(path))[-1]
+        end = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(doc["timestamp"]))
+        assert lines[1] == want and lines[2].endswith(" time: n/a"), lines[:3]
+        assert lines[-1] == f"Total runtime: n/a time: {end}"
 
 
 def test_md_workbench_text_of_two_hosts(two_hosts):
     path = two_hosts[0]
-    proc = report(path, "--process-reports")
+    proc = report(path, "--process-reports", "--format", "md-workbench-2020")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     head = [line for line in lines if line.startswith("\t")]
@@ -261,7 +281,7 @@ def test_failed_ranks_name_their_host(two_hosts, tmp_path):
             if j["jobname"] == "benchmark-1" and "host=host2" in j.get("desc", ""):
                 j["error"] = 5
     proc = report(edited(two_hosts[0], tmp_path, "fail.json", fail))
-    assert proc.returncode == 1 and proc.stdout.startswith("MD-Workbench"), proc.stderr
+    assert proc.returncode == 1 and proc.stdout.startswith("Args: md-workbench "), proc.stderr
     assert proc.stderr.splitlines() == [f"mdfio-report: {tmp_path}/fail.json: job benchmark-1: "
                                         "ranks 2-3 (host host2) ended with fio error 5"]
 

@@ -5,7 +5,8 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, document_header, fio_size, load, short
+from .fiojson import (COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, Section, document_header, fio_size, load,
+                      short)
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -61,6 +62,8 @@ class PhaseFigures:
     section: str = ""
     processes: list["PhaseFigures"] = field(default_factory=list)
     host: str | None = None
+    # the datasets a precreate did not make or a cleanup did not remove
+    dsets_undone: int = 0
 
     def record(self):
         """The flat record of --json and --csv: the fields, then op_<figure>."""
@@ -148,7 +151,8 @@ def phase_figures(sec, jobs, repeat, process):
     size = object_size(sec)
     ranks = len(jobs)
     # md-workbench counts the datasets made or removed
-    dsets = sec.int_opt("datasets") * ranks - sum(j.datasets_undone(head) for j in jobs)
+    undone = sum(j.datasets_undone(head) for j in jobs)
+    dsets = sec.int_opt("datasets") * ranks - undone
     ops = {op: op_figures(jobs, op) for op in OPS}
     errors = sum(o.errors for o in ops.values())
     op_max = max((o.max_s for o in ops.values() if o.count), default=0.0)
@@ -188,7 +192,13 @@ def phase_figures(sec, jobs, repeat, process):
     return PhaseFigures(phase=sec.phase, repeat=repeat, process=process, ranks=ranks, t_max_s=t,
                         t_min_s=t_min, t_mean_s=mean, balance_pct=balance, t_stddev_s=stddev, iops=iops,
                         objects=objects, obj_per_s=obj_rate, dsets=dsets, dset_per_s=dset_rate,
-                        tp_mib_per_s=tp, op_max_s=op_max, errors=errors, ops=ops, section=sec.name)
+                        tp_mib_per_s=tp, op_max_s=op_max, errors=errors, ops=ops, section=sec.name,
+                        dsets_undone=0 if sec.phase == "benchmark" else undone)
+
+
+# md-workbench -T: each benchmark repeat runs without waiting, then with
+# these factors of each operation's time
+ADAPTIVE_FACTORS = [0.0] + [0.0625 * 2 ** k for k in range(7)]
 
 
 def object_size(sec):
@@ -229,6 +239,7 @@ class Run:
         self.host_of = {j.rank: j.host for j in first.jobs}
         self.hosts = list(dict.fromkeys(h for h in self.host_of.values() if h is not None))
         self.repeats = sum(1 for x in sections if x.phase == "benchmark")
+        self.sections = sections
         self.phases, self.errors, repeat = [], 0, 0
         for sec in sections:
             if sec.phase not in HEADLINE:
@@ -278,6 +289,67 @@ class Run:
         """'all', 'some (k of n)' or 'none'."""
         k, n = self.cross_host_reads()
         return "all" if k == n else "none" if k == 0 else f"some ({k} of {n})"
+
+    def nodemap(self):
+        """md-workbench's Nodemap: a digit per rank, 1 if it ran on rank
+        0's host."""
+        return "".join("1" if self.host_of.get(r) == self.host_of.get(0) else "0" for r in range(self.ranks))
+
+    def waiting(self):
+        """(adaptive, repeats, factor text): whether the benchmark sections
+        are md-workbench -T's (ADAPTIVE_FACTORS in each repeat), the
+        repeats md-workbench -R counts, and the -t of the others (None
+        without waiting). md-workbench has one -t for every repeat: a run
+        whose factors differ otherwise gives its first nonzero one."""
+        factors = [x.float_opt("waiting_factor") for x in self.sections if x.phase == "benchmark"]
+        values = [v for v, _ in factors]
+        n = len(values)
+        if n and n % len(ADAPTIVE_FACTORS) == 0 and values == ADAPTIVE_FACTORS * (n // len(ADAPTIVE_FACTORS)):
+            return True, n // len(ADAPTIVE_FACTORS), None
+        return False, n, next((text for v, text in factors if v > 0), None)
+
+    def md_workbench_args(self):
+        """The arguments of IOR's md-workbench that run what this run ran,
+        its ranks being mpiexec's (the Nodemap's digits): md-workbench's
+        size and content parameters always (its seed defaults to the
+        clock), the others when they differ from its defaults. -a is
+        POSIX for every engine: the same operations on the same names."""
+        sec = self.first
+        adaptive, repeats, factor = self.waiting()
+        args = ["-a", "POSIX", "-D", self.d, "-P", self.p, "-I", self.i, "-S", self.s, "-R", repeats,
+                "-O", sec.int_opt("rank_offset"), "-o", sec.opt("directory"), "-G", sec.opt("random_seed").strip()]
+        packet = sec.opt("data_packet_type").strip()
+        if packet != "t":
+            args += ["--dataPacketType", packet]
+
+        # an option may be set in some sections only (a benchmark's
+        # stonewall_timer): the first section's that sets it counts
+        def given(key, read):
+            return next((v for v in (read(x, key) for x in self.sections) if v), None)
+        flags = (("verify_read", "-X"), ("read_only", "--read-only"))
+        args += [flag for key, flag in flags if given(key, Section.int_opt)]
+        if sec.int_opt("start_index"):
+            args += ["--start-item", sec.int_opt("start_index")]
+        present = {x.phase for x in self.sections}
+        if len(present) < 3:
+            args += [flag for ph, flag in (("precreate", "-1"), ("benchmark", "-2"), ("cleanup", "-3"))
+                     if ph in present]
+        if given("stonewall_timer", Section.int_opt):
+            args += ["-w", given("stonewall_timer", Section.int_opt)]
+        if given("stonewall_wear_out", Section.bool_opt):
+            args.append("-W")
+        if adaptive:
+            args.append("-T")
+        elif factor is not None:
+            args += ["-t", factor]
+        if given("latency_log", Section.opt):
+            args += ["-L", given("latency_log", Section.opt)]
+        flags = (("latency_all", "--latency-all"), ("ignore_precreate_errors", "--ignore-precreate-errors"))
+        args += [flag for key, flag in flags if given(key, Section.bool_opt)]
+        if given("run_info_file", Section.opt):
+            args += ["--run-info-file", given("run_info_file", Section.opt)]
+        args += ["-v"] * (given("verbose", Section.int_opt) or 0)
+        return [str(a) for a in args]
 
     def params(self):
         """md-workbench's parameter lines, and iodepth."""

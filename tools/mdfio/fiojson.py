@@ -19,7 +19,9 @@ SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
 HEADLINE = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
 DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "1000",
             "rank_offset": "1", "start_index": "0", "read_only": "0", "verify_read": "0",
-            "repeat": "1", "repeats": "1"}
+            "repeat": "1", "repeats": "1", "random_seed": "0", "data_packet_type": "t", "stonewall_timer": "0",
+            "stonewall_wear_out": "0", "waiting_factor": "0", "latency_all": "0", "ignore_precreate_errors": "0",
+            "verbose": "0"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
 # the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
@@ -30,7 +32,9 @@ MAX_RANKS = 1 << 20
 OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
-                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1)}
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2)}
+# fio's spellings of a boolean option (parse.c, check_str_bool)
+BOOL = {"1": True, "yes": True, "on": True, "true": True, "0": False, "no": False, "off": False, "false": False}
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
 RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
@@ -324,6 +328,22 @@ class Section:
             raise BadInput(f"{self.doc_name}: job {self.name}: {key}={short(value)}, expected an integer "
                            f"from {lo} to {hi}: not the JSON of an mdfio fio run")
         return number
+
+    def bool_opt(self, key):
+        """A boolean option as fio spells it."""
+        value = self.opt(key).strip().lower()
+        if value not in BOOL:
+            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={short(self.opt(key))}, expected 0 or 1: "
+                           "not the JSON of an mdfio fio run")
+        return BOOL[value]
+
+    def float_opt(self, key):
+        """A non-negative decimal number option: (its value, its text)."""
+        text = self.opt(key).strip()
+        if not re.fullmatch(r"\+?([0-9]{1,19}(\.[0-9]{0,19})?|\.[0-9]{1,19})", text):
+            raise BadInput(f"{self.doc_name}: job {self.name}: {key}={short(self.opt(key))}, expected a "
+                           "non-negative decimal number: not the JSON of an mdfio fio run")
+        return float(text), text
 
     @property
     def phase(self):

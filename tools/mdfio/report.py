@@ -1,10 +1,13 @@
 """Turns fio's JSON output of an mdfio run into md-workbench's report.
 
-    mdfio-report [--process-reports] [--format F | --json | --csv] [FILE...|-]
+    mdfio-report [--process-reports] [-q] [--print-detailed-stats]
+                 [--format F | --json | --csv] [FILE...|-]
 
-Formats: md-workbench (default, IOR's current md-workbench), md-real-io-2017
-and md-real-io-2016 (the one-line formats of the MD-REAL-IO papers), and the
-machine-readable --json and --csv (field names in README "Reports").
+Formats: md-workbench (default, IOR's current md-workbench), md-workbench-2020
+(IOR's md-workbench of November 2020, with its options as lines),
+md-real-io-2017 and md-real-io-2016 (the one-line formats of the MD-REAL-IO
+papers), and the machine-readable --json and --csv (field names in
+docs/reports.md).
 
 Reads --output-format=json or json+ (json+ carries latency histograms, which
 the aggregated quantiles of several processes need), also a file of several
@@ -48,10 +51,12 @@ def e4(v):
     return num(v, ".4e", "s")
 
 
-def md_workbench_line(f, aggregated=True):
+def md_workbench_line(f, aggregated=True, quiet=False, spread=".2f"):
+    """md-workbench's line of a phase; quiet as its -q (no error count
+    without errors); spread: the format of min and mean ('.1f' in 2020)."""
     out = f"{f.phase} process max:{num(f.t_max_s, '.2f', 's')} "
     if aggregated:
-        out += (f"min:{num(f.t_min_s, '.2f', 's')} mean: {num(f.t_mean_s, '.2f', 's')} "
+        out += (f"min:{num(f.t_min_s, spread, 's')} mean: {num(f.t_mean_s, spread, 's')} "
                 f"balance:{num(f.balance_pct, '.1f')} stddev:{num(f.t_stddev_s, '.1f')} ")
     if f.phase == "benchmark":
         out += (f"rate:{num(f.iops, '.1f')} iops/s objects:{f.objects} rate:{num(f.obj_per_s, '.1f')} obj/s "
@@ -67,7 +72,8 @@ def md_workbench_line(f, aggregated=True):
                 f"rate:{num(f.obj_per_s, '.1f')} obj/s rate:{num(f.dset_per_s, '.3f')} dset/s "
                 f"op-max:{f.op_max_s:.4e}s")
         order = ("delete",)
-    out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
+    if f.errors or not quiet:
+        out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
     for op in order:
         lat = f.ops[op].latencies
         if lat:
@@ -81,17 +87,124 @@ def process_label(run, p):
     return f"{p.process}@{p.host}: " if run.multi_host else f"{p.process}: "
 
 
-def render_md_workbench(run, process_reports):
-    lines = [f"MD-Workbench total objects: {run.total_objects} workingset size: "
-             f"{run.working_set:.3f} MiB (version: {run.version}) time: {start_time(run)}"]
-    lines += [f"\t{k}={v}" for k, v in run.params().items()]
+DETAILED_HEADER = "phase\t\td name\tcreate\tdelete\tob nam\tcreate\tread\tstat\tdelete\tt_inc_b\tt_no_bar\tthp\tmax_t"
+
+
+def detailed_line(f):
+    """md-workbench --print-detailed-stats's line of a phase: the counts
+    of what succeeded, the phase time twice (md-workbench prints its phase
+    time in both t_inc_b and t_no_bar), the throughput of objects written
+    and read, and the longest operation; with errors, the error counts in
+    their place, as md-workbench prints them instead."""
+    ops = f.ops
+    dsets = f.dsets or 0
+    made, removed = (dsets, 0) if f.phase == "precreate" else (0, dsets) if f.phase == "cleanup" else (0, 0)
+    errs = f.errors + f.dsets_undone
+    if errs:
+        undone = (f.dsets_undone, 0) if f.phase == "precreate" else (0, f.dsets_undone)
+        counts = (*undone, *(ops[op].errors for op in ("create", "read", "stat", "delete")))
+        return f"{f.phase} err\t" + "\t".join(map(str, counts))
+    counts = (made, removed, *(ops[op].count for op in ("create", "read", "stat", "delete")))
+    t = f.t_max_s
+    # md-workbench's tp counts the objects written and read in every phase
+    tp = 0.0 if ops["create"].count + ops["read"].count == 0 else f.tp_mib_per_s
+    return (f"{f.phase} \t" + "\t".join(map(str, counts)) + f"\t{num(t, '.3f', 's')}\t{num(t, '.3f', 's')}"
+            f"\t{num(tp, '.2f')} MiB/s {f.op_max_s:.4e}")
+
+
+def header(run, quiet):
+    """md-workbench's lines before its first phase: Args (which its -q
+    does not hold back: md-workbench prints it before reading -q), then,
+    without -q, the total objects and md-workbench's warning of more
+    steps than precreated objects (the engine refuses to run such a
+    benchmark, but a run without one may have them)."""
+    lines = ["Args: md-workbench" + "".join(f' "{a}"' for a in run.md_workbench_args())]
+    if not quiet:
+        lines.append(f"MD-Workbench total objects: {run.total_objects} workingset size: "
+                     f"{run.working_set:.3f} MiB (version: {run.version}) time: {start_time(run)}")
+        if run.i > run.p:
+            lines.append("WARNING: num > precreate, this may cause the situation that no objects are available to read")
+    return lines
+
+
+def footer(run):
+    """md-workbench's last line: the run time (fio's elapsed: whole
+    seconds from fio's start to its report) and the time of the end
+    (fio's timestamp when it wrote its JSON)."""
+    return [f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}"]
+
+
+def phase_lines(run, opts, spread=".2f"):
+    lines = []
+    for f in run.phases:
+        if opts.print_detailed_stats:
+            lines.append(detailed_line(f))
+            if opts.process_reports:
+                lines += [process_label(run, p) + detailed_line(p) for p in f.processes]
+            continue
+        lines.append(md_workbench_line(f, quiet=opts.quiet, spread=spread))
+        if opts.process_reports:
+            lines += [process_label(run, p) + md_workbench_line(p, aggregated=False, quiet=opts.quiet)
+                      for p in f.processes]
+    return lines
+
+
+def render_md_workbench(run, opts):
+    """IOR's md-workbench since its Nodemap (December 2022)."""
+    lines = header(run, opts.quiet)
+    # md-workbench prints its Nodemap whatever -q
+    lines.insert(1, f"Nodemap: {run.nodemap()}")
+    if opts.print_detailed_stats and not opts.quiet:
+        lines.append(DETAILED_HEADER)
+    lines += phase_lines(run, opts)
+    return lines + ([] if opts.quiet else footer(run))
+
+
+def option_lines_2020(run, opts):
+    """The option lines of IOR's md-workbench of November 2020: every
+    option with a value in its table's order, `\tname=value`, an integer
+    or float value followed by a space; then each flag set, by name; then
+    mdfio's own parameters, which md-workbench has not."""
+    p = run.params()
+    adaptive, repeats, factor = run.waiting()
+    present = {x.phase for x in run.sections}
+    phases = [ph for ph in ("precreate", "benchmark", "cleanup") if ph in present]
+    value = lambda key: next((v for v in (x.opt(key) for x in run.sections) if v), "")
+    lines = [f"\toffset={p['offset']} ", "\tapi=POSIX", f"\tobj-per-proc={run.i} ", f"\tlatency={value('latency_log')}",
+             f"\tprecreate-per-set={run.p} ", f"\tdata-sets={run.d} ", f"\to={p['root']}",
+             f"\tobject-size={run.s} ", f"\titerations={repeats} ",
+             f"\twaiting-time={0.0 if adaptive or factor is None else float(factor):.6f} ",
+             f"\tstonewall-timer={max(x.int_opt('stonewall_timer') for x in run.sections)} ",
+             f"\tstart-item={p['start-item']}",
+             f"\trun-info-file={value('run_info_file') or 'md-workbench.status'}"]
+    flags = [("latency-all", any(x.bool_opt("latency_all") for x in run.sections)),
+             ("adaptive-waiting", adaptive),
+             # md-workbench sets all three phases when none is given
+             ("run-precreate", "precreate" in phases), ("run-benchmark", "benchmark" in phases),
+             ("run-cleanup", "cleanup" in phases),
+             ("stonewall-wear-out", any(x.bool_opt("stonewall_wear_out") for x in run.sections)),
+             ("print-detailed-stats", opts.print_detailed_stats), ("read-only", p["read-only"] == 1),
+             ("ignore-precreate-errors", any(x.bool_opt("ignore_precreate_errors") for x in run.sections)),
+             ("process-reports", opts.process_reports),
+             ("verbose", any(x.int_opt("verbose") for x in run.sections))]
+    lines += [f"\t{name}" for name, on in flags if on]
+    lines += [f"\t{k}={p[k]}" for k in ("interface", "iodepth", "ranks")]
     if run.multi_host:
         lines.append(f"\treads-cross-hosts={run.reads_cross_hosts()}")
-    for f in run.phases:
-        lines.append(md_workbench_line(f))
-        if process_reports:
-            lines += [process_label(run, p) + md_workbench_line(p, aggregated=False) for p in f.processes]
     return lines
+
+
+def render_md_workbench_2020(run, opts):
+    """IOR's md-workbench of November 2020 (its first commits in IOR,
+    before 4.0.0rc1): no Nodemap, its options as lines and a blank line
+    after the header, min and mean with one decimal."""
+    lines = header(run, opts.quiet)
+    if not opts.quiet:
+        lines += option_lines_2020(run, opts) + [""]
+        if opts.print_detailed_stats:
+            lines.append(DETAILED_HEADER)
+    lines += phase_lines(run, opts, spread=".1f")
+    return lines + ([] if opts.quiet else footer(run))
 
 
 def md_real_io_line(f, read_only, with_iops):
@@ -114,7 +227,8 @@ def md_real_io_line(f, read_only, with_iops):
             f"{num(f.dset_per_s, '.3f')} dset/s {errs}")
 
 
-def render_md_real_io(run, process_reports, era):
+def render_md_real_io(run, opts, era):
+    process_reports = opts.process_reports
     start = start_time(run)
     title = f"MD-REAL-IO total objects: {run.total_objects}"
     if era == 2017:
@@ -149,7 +263,8 @@ def records(run, process_reports):
     return out
 
 
-def render_json(run, process_reports):
+def render_json(run, opts):
+    process_reports = opts.process_reports
     params = {**run.params(), "hosts": len(run.hosts) or 1, "reads-cross-hosts": run.reads_cross_hosts()}
     # allow_nan=False: a NaN or inf figure is a bug, never JSON's Infinity
     return [json.dumps({"version": run.version, "parameters": params,
@@ -157,7 +272,8 @@ def render_json(run, process_reports):
                         "records": records(run, process_reports)}, indent=1, allow_nan=False)]
 
 
-def render_csv(run, process_reports):
+def render_csv(run, opts):
+    process_reports = opts.process_reports
     def cell(v):
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"a figure is {v}: a bug in the figures")
@@ -169,9 +285,9 @@ def render_csv(run, process_reports):
     return buf.getvalue().splitlines()
 
 
-RENDER = {"md-workbench": render_md_workbench,
-          "md-real-io-2017": lambda run, pr: render_md_real_io(run, pr, 2017),
-          "md-real-io-2016": lambda run, pr: render_md_real_io(run, pr, 2016),
+RENDER = {"md-workbench": render_md_workbench, "md-workbench-2020": render_md_workbench_2020,
+          "md-real-io-2017": lambda run, opts: render_md_real_io(run, opts, 2017),
+          "md-real-io-2016": lambda run, opts: render_md_real_io(run, opts, 2016),
           "json": render_json, "csv": render_csv}
 
 
@@ -180,8 +296,12 @@ def main(argv=None):
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
                     help="fio JSON output: one file, or one per fio process of the run (default: stdin)")
     ap.add_argument("--process-reports", action="store_true", help="one line (record) per process too")
-    ap.add_argument("--format", choices=["md-workbench", "md-real-io-2017", "md-real-io-2016"],
+    ap.add_argument("--format", choices=["md-workbench", "md-workbench-2020", "md-real-io-2017", "md-real-io-2016"],
                     default="md-workbench")
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="as md-workbench -q: no header, footer or error count without errors")
+    ap.add_argument("--print-detailed-stats", action="store_true",
+                    help="md-workbench's tab-separated counts and times instead of the phase lines")
     ap.add_argument("--json", dest="format", action="store_const", const="json",
                     help="every figure as one JSON document")
     ap.add_argument("--csv", dest="format", action="store_const", const="csv",
@@ -190,9 +310,12 @@ def main(argv=None):
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
         ap.error("'-' (stdin) is the only input when given")
+    for flag, given in (("-q/--quiet", args.quiet), ("--print-detailed-stats", args.print_detailed_stats)):
+        if given and not args.format.startswith("md-workbench"):
+            ap.error(f"{flag}: expected with --format md-workbench or md-workbench-2020, not {args.format}")
     try:
         run = load_run(files)
-        lines = RENDER[args.format](run, args.process_reports)
+        lines = RENDER[args.format](run, args)
     except BadInput as e:
         print(error_line("mdfio-report", e), file=sys.stderr)
         return 2
