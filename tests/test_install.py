@@ -66,7 +66,10 @@ def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
     out = proc.stdout
     # 60 precreated + 2 benchmark repeats of 24
     assert re.search(r"^MD-Workbench total objects: 108 ", out, re.M), out
-    assert f"\tinterface=external:{prefix}/" in out, out
+    # the engine the installed jobfile loads: in the option lines of the 2020 format
+    options = subprocess.run(["mdfio-report", "--format", "md-workbench-2020", "run.json"], cwd=cwd, env=env,
+                             capture_output=True, text=True, timeout=60).stdout
+    assert f"\tinterface=external:{prefix}/" in options, options
     phases = re.findall(r"^(precreate|benchmark|cleanup) process .*$", out, re.M)
     assert phases == ["precreate", "benchmark", "benchmark", "cleanup"], out
     lines = [l for l in out.splitlines() if re.match(r"(precreate|benchmark|cleanup) process", l)]
