@@ -114,12 +114,14 @@ static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 	return 0;
 }
 
-/* Units a synchronous io_u carries where fio counts several I/Os per io_u
- * (fio_io_u_nr_ios: a proposed fio change, fio-patch/io_u-nr-ios.patch):
- * fio's own cycle per io_u is then shared by up to this many units. What
- * that saves per unit is measured by bench/run --only fio-patch. */
+/* Units a synchronous io_u carries: fio's own cycle per io_u is shared by
+ * up to this many units. fio counts one I/O per io_u; a fio with
+ * fio-patch/io_u-nr-ios.patch (the upstream route, fio_io_u_nr_ios) counts
+ * xfer_buflen / buflen of them, and in any other fio the engine adds the
+ * rest to the same three counters itself (count_batched). What that saves
+ * per unit is measured by bench/run --only fio-patch. */
 #define MDFIO_UNITS_PER_IO_U 16
-static unsigned int units_per_io_u = 1;
+static int fio_counts_batches;
 
 static int engine_init(struct thread_data *td)
 {
@@ -223,7 +225,7 @@ static int engine_init(struct thread_data *td)
 	td->o.disable_slat = td->o.disable_bw = 1;
 	td->ts_cache_mask = FIO_GTOD_REDUCE_TS_CACHE_MASK;
 	j->units = mdfio_phase_units(eo);
-	j->per_io_u = be->sync ? units_per_io_u : 1;
+	j->per_io_u = be->sync ? MDFIO_UNITS_PER_IO_U : 1;
 	if (j->ph->removes_datasets) {
 		uint32_t d;
 
@@ -473,8 +475,20 @@ int mdfio_req_done(struct thread_data *td, struct mdfio_unit *u,
 	return 1;
 }
 
-/* fio's queue. An io_u carries one unit, or, where fio counts several I/Os
- * per io_u and the backend is synchronous, up to j->per_io_u. A failed unit
+/* The I/Os of a batched io_u beyond its first, where fio itself counts one
+ * per io_u: added where io_u-nr-ios.patch has fio add them (td_io_queue's
+ * total_io_u for a completed io_u; io_completed's io_blocks and
+ * this_io_blocks), so that fio's JSON counts every unit. The bytes count
+ * themselves: they are xfer_buflen. Only successful units are batched. */
+static inline void count_batched(struct thread_data *td, enum fio_ddir ddir, unsigned int more)
+{
+	td->ts.total_io_u[ddir] += more;
+	td->io_blocks[ddir] += more;
+	td->this_io_blocks[ddir] += more;
+}
+
+/* fio's queue. An io_u carries one unit, or, where the backend is
+ * synchronous, up to j->per_io_u. A failed unit
  * always has an io_u of its own, so that fio counts exactly the failed
  * units as errors and the bytes of the others: one that fails after others
  * is held for the next io_u. */
@@ -509,8 +523,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		if (!u || ++n >= j->per_io_u || j->next >= j->units)
 			break;
 	}
-	if (n > 1)
+	if (n > 1) {
 		io_u->xfer_buflen = n * io_u->buflen;
+		if (!fio_counts_batches)
+			count_batched(td, io_u->ddir, n - 1);
+	}
 	return FIO_Q_COMPLETED;
 }
 
@@ -656,8 +673,7 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *b
 		all[n++] = be->options[i];
 	}
 	backend = be;
-	if (dlsym(RTLD_DEFAULT, "fio_io_u_nr_ios"))
-		units_per_io_u = MDFIO_UNITS_PER_IO_U;
+	fio_counts_batches = dlsym(RTLD_DEFAULT, "fio_io_u_nr_ios") != NULL;
 	engine = (struct ioengine_ops){
 		.name = be->name,
 		.version = FIO_IOOPS_VERSION,

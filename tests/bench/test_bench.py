@@ -10,7 +10,7 @@ import pytest
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "scaling",
-            "hosts", "callgrind")
+            "hosts", "callgrind", "reference")
 
 
 def is_spread(cell, signed=False):
@@ -127,3 +127,18 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     assert [r["program"] for r in callgrind[0]["rows"]] == ["bare loop", "mdfio-posix in fio"]
     assert len(callgrind[1]["rows"]) == 5
     assert "clock_gettime_instructions_per_step" in docs["callgrind"]["facts"]
+
+    # mdfio-posix and md-workbench (where its binary is given) against the
+    # loop, 1 and 2 processes
+    reference = rows(docs["reference"], "mdfio-posix and md-workbench against the bare loop")
+    mdw = bench_md_workbench()
+    ratios = ["mdfio-posix ÷ bare loop"] + (["md-workbench ÷ bare loop", "mdfio-posix ÷ md-workbench"] if mdw else [])
+    assert [(r["processes"], r["ratio"]) for r in reference] == [(n, v) for n in (1, 2) for v in ratios]
+    assert all(is_spread(r[ph]) and r[ph]["min"] > 0 for r in reference for ph in phases)
+    assert mdw or "not measured (set MDFIO_MD_WORKBENCH" in (out / next(out.glob("*-reference.md")).name).read_text()
+
+
+def bench_md_workbench():
+    """What bench/run measures md-workbench with: its binary, if given."""
+    path = os.environ.get("MDFIO_MD_WORKBENCH")
+    return path if path and os.access(path, os.X_OK) else None

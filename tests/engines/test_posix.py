@@ -4,6 +4,8 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from conftest import fio_env, job, path_first, run_fio
 
 
@@ -46,23 +48,29 @@ def test_syscalls_of_a_step_match_md_workbench(tmpfs, tmp_path):
     run_fio(job(["cleanup"], tmpfs, **opts), tmp_path, check=True)
 
 
-def test_nr_ios_fio_runs_up_to_16_units_per_io_u(tmpfs, tmp_path, nr_ios_fio, monkeypatch):
-    """fio with io_u-nr-ios.patch counts several I/Os per io_u: mdfio-posix
-    then runs up to 16 units per io_u (fio's --debug=io prints one 'queue'
-    line per io_u)."""
-    monkeypatch.setenv("PATH", path_first(nr_ios_fio))
-    opts = dict(datasets=3, precreate_per_set=20, steps_per_set=5)
+@pytest.mark.parametrize("fio", ["stock", "nr-ios"])
+def test_posix_runs_up_to_16_units_per_io_u(tmpfs, tmp_path, fio, request, monkeypatch):
+    """mdfio-posix runs up to 16 units per io_u, in stock fio (the engine
+    counts the batch's other units) and in fio with io_u-nr-ios.patch (fio
+    counts them): fio's --debug=io prints one 'queue' line per io_u, and
+    fio's JSON still counts every unit."""
+    if fio == "nr-ios":
+        monkeypatch.setenv("PATH", path_first(request.getfixturevalue("nr_ios_fio")))
+    D, P, I = 3, 20, 5
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=I)
 
     def io_us(phase):
         jobfile = tmp_path / f"{phase}.fio"
         jobfile.write_text(job([phase], tmpfs, **opts))
-        out = subprocess.run(["fio", "--debug=io", str(jobfile)], capture_output=True, text=True,
-                             env=fio_env(), check=True).stdout
-        return len(re.findall(r" queue: io_u ", out))
+        out = subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
+                             capture_output=True, text=True, env=fio_env(), check=True).stdout
+        # fio's debug lines come first on the same stream as its JSON
+        (j,) = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
+        return len(re.findall(r" queue: io_u ", out)), {k: j[k]["total_ios"] for k in ("read", "write", "trim")}
 
-    assert io_us("precreate") == 4          # 60 creates
-    assert io_us("benchmark") == 1          # 15 steps
-    assert io_us("cleanup") == 4
+    assert io_us("precreate") == (4, {"read": 0, "write": D * P, "trim": 0})     # 60 creates
+    assert io_us("benchmark") == (1, {"read": D * I, "write": 0, "trim": 0})     # 15 steps
+    assert io_us("cleanup") == (4, {"read": 0, "write": 0, "trim": D * P})
     assert os.listdir(tmpfs) == []
 
 
