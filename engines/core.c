@@ -131,6 +131,8 @@ static int engine_init(struct thread_data *td)
 	int root_fd;
 
 	mdfio_error_scope(mdfio_job_parent(td)->thread_number);
+	if (mdfio_wait_previous_section(td))
+		return 1;
 	if (!eo->phase)
 		return mdfio_error("phase= is required: precreate, benchmark or cleanup");
 	if (mdfio_check_fio_options(td, (enum mdfio_phase)(eo->phase - 1), be->direct))
@@ -604,7 +606,7 @@ static void engine_cleanup(struct thread_data *td)
 	int complete;
 
 	if (!j) {
-		mdfio_job_ended(td->o.directory);
+		mdfio_job_ended(td);
 		return;
 	}
 	if (j->be && j->be->exit && j->priv)
@@ -627,7 +629,7 @@ static void engine_cleanup(struct thread_data *td)
 			mdfio_merge_logs(j);
 	}
 	mdfio_leave_run(j);
-	mdfio_job_ended(td->o.directory);
+	mdfio_job_ended(td);
 	close(j->root_fd);
 	/* a phase stopped short fails its job, as one with errors does */
 	if ((report_errors(j) || (j->entered && !complete)) && !td->error)

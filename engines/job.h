@@ -203,8 +203,12 @@ void mdfio_leave_run(struct mdfio_job *j);
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
-/* Every job on root calls it at its end, however it ends. */
-void mdfio_job_ended(const char *root);
+/* Every job calls it at its end, however it ends. */
+void mdfio_job_ended(struct thread_data *td);
+/* Blocks until every clone of the previous mdfio section on td's root in
+ * this fio has ended, so that the sections of one fio group run in order;
+ * 1 (one line) if fio stops the job meanwhile. */
+int mdfio_wait_previous_section(struct thread_data *td);
 
 /* phase.c: the status protocol */
 /* Refuses a phase that needs a namespace where there is none before the

@@ -609,8 +609,8 @@ int mdfio_check_jobfile(struct thread_data *td)
 		return 0;
 	if (strcmp(said, td->o.directory)) {
 		snprintf(said, sizeof(said), "%s", td->o.directory);
-		mdfio_error("repeats=%u: this jobfile has no benchmark section with repeat=%u for directory=%s; add sections up to repeat=%u (each after a stonewall) or lower repeats",
-			    wanted, k, td->o.directory, wanted);
+		mdfio_error("repeats=%u: this jobfile has no benchmark section with repeat=%u for directory=%s; add sections up to repeat=%u (tools/mdfio-jobfile -R %u writes them) or lower repeats",
+			    wanted, k, td->o.directory, wanted, wanted);
 	}
 	return 1;
 }

@@ -8,10 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -31,6 +35,9 @@ static struct reservation held[MDFIO_ROOTS_MAX];
 static unsigned int nr_held;
 /* jobs of each root not ended yet: shared by the processes fio forks */
 static unsigned int *jobs_left;
+/* clones ended of each job section, by the thread number of its first
+ * clone: shared by the processes fio forks, and a futex word each */
+static uint32_t *clones_ended;
 
 static struct reservation *find(const char *root)
 {
@@ -84,6 +91,14 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	 * rank only for its phase, as a fio without this does */
 	if (td->pid || !root || !*root)
 		return 0;
+	if (!clones_ended) {
+		clones_ended = mmap(NULL, sizeof(*clones_ended) * REAL_MAX_JOBS, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (clones_ended == MAP_FAILED) {
+			clones_ended = NULL;
+			return mdfio_error("cannot map the job counts: %s", strerror(errno));
+		}
+	}
 	res = find(root);
 	if (res)
 		return res->refused;
@@ -134,10 +149,87 @@ static int status_left(void *arg)
 	return mdfio_namespace_left(((const struct reservation *)arg)->dirfd);
 }
 
-void mdfio_job_ended(const char *root)
+static int is_mdfio(const struct thread_data *t)
 {
+	return t->io_ops && !strncmp(t->io_ops->name, "mdfio-", 6);
+}
+
+/* The first clone of the last mdfio section before td's on the same root. */
+static struct thread_data *previous_section(struct thread_data *td)
+{
+	struct thread_data *t, *parent = mdfio_job_parent(td), *prev = NULL;
+	int i;
+
+	for_each_td(t, i) {
+		if (t->thread_number >= parent->thread_number)
+			break;
+		if (!t->subjob_number && is_mdfio(t) && t->o.directory &&
+		    !strcmp(t->o.directory, parent->o.directory))
+			prev = t;
+	}
+	return prev;
+}
+
+/* Whether every clone of the section that prev heads has ended: counted by
+ * the clones themselves, or seen by fio (a clone killed, or never started,
+ * counts nothing). */
+static int section_over(struct thread_data *prev)
+{
+	struct thread_data *t;
+	int i, n = prev->o.numjobs > 0 ? (int)prev->o.numjobs : 1;
+
+	if (__atomic_load_n(&clones_ended[prev->thread_number - 1], __ATOMIC_ACQUIRE) >= (uint32_t)n)
+		return 1;
+	for_each_td(t, i) {
+		if (t->thread_number < prev->thread_number)
+			continue;
+		if (t->thread_number >= prev->thread_number + n)
+			break;
+		if (t->runstate < TD_EXITED)
+			return 0;
+	}
+	return 1;
+}
+
+/* fio runs a group's sections at once. The job of a later phase waits here,
+ * before it claims its rank, for the earlier phase's clones of this fio to
+ * end, woken by the last one (a futex): then the barrier in the rank file
+ * waits only for the other fio processes of the run, as it did after a
+ * stonewall. fio's own stonewall waits for a group's end by polling, at a
+ * cost in wall time per section; with it in the jobfile, this never waits. */
+int mdfio_wait_previous_section(struct thread_data *td)
+{
+	/* how often the wait looks at fio's job states, for a clone that
+	 * ends without counting itself (killed) */
+	const struct timespec recheck = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
+	struct thread_data *prev;
+	uint32_t *word, seen;
+
+	if (!clones_ended || !td->o.directory || !(prev = previous_section(td)))
+		return 0;
+	word = &clones_ended[prev->thread_number - 1];
+	for (;;) {
+		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+		if (section_over(prev))
+			return 0;
+		if (td->terminate)
+			return mdfio_error("job %s stopped while it waited for job %s to end",
+					   td->o.name, prev->o.name);
+		syscall(SYS_futex, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
+	}
+}
+
+void mdfio_job_ended(struct thread_data *td)
+{
+	const char *root = td->o.directory;
 	struct reservation *res;
 
+	if (clones_ended) {
+		uint32_t *word = &clones_ended[mdfio_job_parent(td)->thread_number - 1];
+
+		__atomic_add_fetch(word, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
 	if (!root || !(res = find(root)) || res->rf.fd < 0)
 		return;
 	if (__atomic_sub_fetch(&jobs_left[res - held], 1, __ATOMIC_SEQ_CST))

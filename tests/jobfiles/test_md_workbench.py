@@ -1,9 +1,13 @@
 """jobfiles/md-workbench.fio run as users run it: plain fio, parameters from
 the environment."""
 import os
+import re
 import subprocess
 
-from conftest import SOURCE_ROOT, engine_path, fio_env, run_fio
+import sys
+
+from conftest import SOURCE_ROOT, engine_path, expected, fio_env, namespace, run_fio
+from mdfio.jobfile import ADAPTIVE_WAITING_FACTORS, global_section, jobfile
 
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
 
@@ -72,6 +76,65 @@ def test_more_repeats_than_the_jobfile_has_sections_are_refused(tmpfs, tmp_path)
     assert run.rc != 0
     assert run.mdfio_lines() == [
         f"mdfio: repeats=10: this jobfile has no benchmark section with repeat=10 for directory={tmpfs}; "
-        "add sections up to repeat=10 (each after a stonewall) or lower repeats"], run.stderr
+        "add sections up to repeat=10 (tools/mdfio-jobfile -R 10 writes them) or lower repeats"], run.stderr
     assert all(j[d]["total_ios"] == 0 for j in run.jobs() for d in ("read", "write", "trim"))
     assert os.listdir(tmpfs) == []
+
+
+GENERATOR = SOURCE_ROOT / "tools" / "mdfio-jobfile"
+
+
+def generated(*args, env=None):
+    proc = subprocess.run([sys.executable, str(GENERATOR), *args], capture_output=True, text=True,
+                          env=fio_env(env))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_shipped_jobfile_is_one_fio_group_the_generator_writes():
+    text = JOBFILE.read_text()
+    assert "stonewall" not in text.splitlines()
+    body = text[text.index("[global]"):]
+    assert body == jobfile(global_section(text), 9, repeats_option="${MDW_R}|3")
+
+
+def test_more_than_nine_repeats_in_exactly_as_many_sections(tmpfs, tmp_path):
+    """mdfio-jobfile -R 12: twelve benchmark sections, no idle one, every
+    repeat in order (the FIFO ends 12 I further), read by fio from a pipe."""
+    text = generated("-R", "12").replace("ioengine=external:./build/engines/mdfio-posix.so",
+                                         f"ioengine=external:{engine_path()}")
+    env = dict(MDW_N="2", MDW_D="2", MDW_P="10", MDW_I="3", MDW_ROOT=str(tmpfs), MDW_VERIFY="1")
+    out = tmp_path / "r12.json"
+    proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", "-"], input=text, text=True,
+                          capture_output=True, env=fio_env(env))
+    assert proc.returncode == 0, proc.stderr
+    import json
+    jobs = json.loads(out.read_text())["jobs"]
+    names = [j["jobname"] for j in jobs][::2]
+    assert names == ["precreate"] + [f"benchmark-{k}" for k in range(1, 13)] + ["cleanup"]
+    assert all(j["error"] == 0 and j["read"]["drop_ios"] == 0 for j in jobs)
+    assert all(j["read"]["total_ios"] == 6 for j in jobs if j["jobname"].startswith("benchmark-"))
+    assert os.listdir(tmpfs) == []
+
+
+def test_the_generator_takes_r_from_the_environment_and_refuses_a_bad_one():
+    assert generated(env=dict(MDW_R="5")).count("phase=benchmark") == 5
+    assert generated().count("phase=benchmark") == 3
+    proc = subprocess.run([sys.executable, str(GENERATOR), "-R", "0"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "-R" in proc.stderr, proc.stderr
+    proc = subprocess.run([sys.executable, str(GENERATOR)], capture_output=True, text=True,
+                          env=fio_env(dict(MDW_R="x")))
+    assert proc.returncode == 2 and proc.stderr.startswith("mdfio-jobfile: MDW_R='x': expected"), proc.stderr
+
+
+def test_the_adaptive_waiting_shape():
+    """-T: md-workbench's eight runs per repeat, each with its waiting factor
+    and the repeat's number (run once the engine has waiting_factor=)."""
+    text = generated("-R", "2", "-T")
+    sections = re.findall(r"^\[(.*)\]\n((?:[^\[\n].*\n)*)", text, re.M)
+    bench = [(name, body) for name, body in sections if "phase=benchmark" in body]
+    assert len(bench) == 16
+    for n, (name, body) in enumerate(bench):
+        k, f = n // 8 + 1, ADAPTIVE_WAITING_FACTORS[n % 8]
+        assert f"repeat={k}\n" in body and f"waiting_factor={f}\n" in body, (name, body)
+    assert "repeats=2\n" in text and "stonewall" not in text

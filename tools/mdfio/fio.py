@@ -13,9 +13,10 @@ def engine_path(engine_dir, engine="posix"):
     return Path(engine_dir) / f"mdfio-{engine}.so"
 
 
-def jobfile(phases, root, engine, numjobs=1, bs=3901, **opts):
+def jobfile(phases, root, engine, numjobs=1, bs=3901, stonewall=True, **opts):
     """A jobfile of one section per phase name ('benchmark' may repeat),
-    named <phase>-<position> and each waiting for the one before; engine
+    named <phase>-<position> and each waiting for the one before (fio's
+    stonewall; without it, one fio group, which the engine orders); engine
     is the path of the engine's shared object, opts further [global]
     options (md-workbench's datasets, precreate_per_set, ...)."""
     lines = ["[global]", f"ioengine=external:{engine}", f"directory={root}",
@@ -23,7 +24,7 @@ def jobfile(phases, root, engine, numjobs=1, bs=3901, **opts):
     lines += [f"{k}={v}" for k, v in opts.items()]
     for i, phase in enumerate(phases):
         lines += ["", section_name(phase, i), f"phase={phase}"]
-        if i:
+        if i and stonewall:
             lines.append("stonewall")
     return "\n".join(lines) + "\n"
 

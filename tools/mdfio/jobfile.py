@@ -1,0 +1,88 @@
+"""Writing md-workbench's jobfile for a number of benchmark repeats: the
+shipped jobfile's [global] section, then one section per phase and repeat,
+all in one fio group. The engine runs a root's sections in jobfile order
+(each waits for the previous one's clones), so no stonewall is needed, and
+fio's wait between stonewalled groups (a poll per group) is not paid."""
+import os
+import re
+import sys
+from pathlib import Path
+
+from .cli import ArgumentParser, positive_int
+
+# md-workbench's -T: after each repeat at waiting factor 0, seven more at
+# 0.0625 doubled up to 4
+ADAPTIVE_WAITING_FACTORS = ("0", "0.0625", "0.125", "0.25", "0.5", "1", "2", "4")
+DEFAULT_REPEATS = 3
+
+
+def global_section(text):
+    """The [global] section of a jobfile's text (its comments included)."""
+    m = re.search(r"^\[global\]\n(.*?)(?=^\[)", text, re.S | re.M)
+    if not m:
+        raise ValueError("no [global] section followed by a job section")
+    return "[global]\n" + m.group(1).rstrip("\n") + "\n"
+
+
+def jobfile(global_text, repeats, adaptive_waiting=False, repeats_option=None):
+    """A jobfile of precreate, benchmark repeats 1..repeats (eight each, one
+    per waiting factor, with adaptive_waiting) and cleanup. repeats= is set
+    to repeats_option (text, e.g. an ${MDW_R} reference) or to repeats."""
+    g = re.sub(r"^repeats=.*$", f"repeats={repeats_option or repeats}", global_text, flags=re.M)
+    if "\nrepeats=" not in g:
+        g += f"repeats={repeats_option or repeats}\n"
+    out = [g, "[precreate]\nphase=precreate\n"]
+    for k in range(1, repeats + 1):
+        if not adaptive_waiting:
+            out.append(f"[benchmark-{k}]\nphase=benchmark\nrepeat={k}\n")
+            continue
+        for f in ADAPTIVE_WAITING_FACTORS:
+            out.append(f"[benchmark-{k}-waiting-{f}]\nphase=benchmark\nrepeat={k}\nwaiting_factor={f}\n")
+    out.append("[cleanup]\nphase=cleanup\n")
+    return "\n".join(out)
+
+
+def shipped_jobfile():
+    """The jobfile this package came with: the source tree's, or the
+    installed one."""
+    here = Path(__file__).resolve().parent
+    for p in (here.parent.parent / "jobfiles" / "md-workbench.fio",
+              here.parents[3] / "share" / "mdfio" / "md-workbench.fio" if len(here.parents) > 3 else None):
+        if p is not None and p.is_file():
+            return p
+    return None
+
+
+def main(argv=None):
+    ap = ArgumentParser(prog="mdfio-jobfile", description=(
+        "Writes md-workbench's fio jobfile for exactly R benchmark repeats to stdout "
+        "(run it with: mdfio-jobfile -R 20 | fio -). Every other parameter stays an "
+        "MDW_* variable of the environment fio runs in."))
+    ap.add_argument("-R", "--repeats", type=positive_int,
+                    help=f"benchmark repeats (md-workbench -R); default: $MDW_R, else {DEFAULT_REPEATS}")
+    ap.add_argument("-T", "--adaptive-waiting", action="store_true",
+                    help="md-workbench -T: eight benchmark sections per repeat, waiting_factor "
+                         + ", ".join(ADAPTIVE_WAITING_FACTORS))
+    ap.add_argument("--from", dest="source", metavar="JOBFILE",
+                    help="take the [global] section from JOBFILE (default: the shipped md-workbench.fio)")
+    args = ap.parse_args(argv)
+    repeats = args.repeats
+    if repeats is None:
+        env = os.environ.get("MDW_R", "")
+        try:
+            repeats = positive_int(env) if env else DEFAULT_REPEATS
+        except Exception:
+            ap.error(f"MDW_R={env!r}: expected a positive integer (the benchmark repeats)")
+    source = Path(args.source) if args.source else shipped_jobfile()
+    if source is None:
+        ap.error("--from: no shipped md-workbench.fio found beside this tool; name a jobfile")
+    try:
+        text = source.read_text()
+    except OSError as e:
+        ap.error(f"--from {source}: cannot read it: {e.strerror}")
+    try:
+        g = global_section(text)
+    except ValueError as e:
+        ap.error(f"--from {source}: {e}")
+    sys.stdout.write(jobfile(g, repeats, args.adaptive_waiting))
+    return 0
