@@ -10,7 +10,7 @@ import pytest
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "scaling",
-            "hosts", "callgrind", "reference")
+            "hosts", "callgrind", "reference", "walltime")
 
 
 def is_spread(cell, signed=False):
@@ -136,6 +136,17 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     assert [(r["processes"], r["ratio"]) for r in reference] == [(n, v) for n in (1, 2) for v in ratios]
     assert all(is_spread(r[ph]) and r[ph]["min"] > 0 for r in reference for ph in phases)
     assert mdw or "not measured (set MDFIO_MD_WORKBENCH" in (out / next(out.glob("*-reference.md")).name).read_text()
+
+
+    # wall time of R = 1, 3, 10 against the sum of the phases and one fio start
+    wall = rows(docs["walltime"], "Wall time against the phases")
+    runs = [("mdfio", r) for r in (1, 3, 10)] + ([("md-workbench", r) for r in (1, 3, 10)] if mdw else [])
+    assert [(r["run"], r["repeats"]) for r in wall] == runs
+    # md-workbench prints its phase times with 2 decimals: --quick's are 0.00
+    assert all(is_spread(r[k]) and (r[k]["min"] > 0 or (k, r["run"]) == ("phases s", "md-workbench"))
+               for r in wall for k in ("wall s", "phases s"))
+    assert all(is_spread(r["wall ÷ (phases + one fio start)"]) for r in wall if r["run"] == "mdfio")
+    assert docs["walltime"]["facts"]["fio_start_s"] > 0
 
 
 def bench_md_workbench():
