@@ -183,6 +183,12 @@ static int engine_init(struct thread_data *td)
 	j->size = td->o.bs[j->ph->ddir];
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
+	/* md-workbench waits in its benchmark only, and only above 1e-9 */
+	if (j->phase == MDFIO_BENCHMARK && eo->waiting_factor > 1e-9)
+		j->wait_factor = eo->waiting_factor;
+	j->log_factor = (float)eo->waiting_factor;
+	j->latency_all = (int)eo->latency_all;
+	j->runs_per_iteration = eo->adaptive_waiting ? MDFIO_ADAPTIVE_RUNS : 1;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
 	while (op_ddir[j->count_op] != j->ph->ddir)
 		j->count_op++;
@@ -289,6 +295,30 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      const char *dir, const char *name)
 {
 	account_op(td, j, op, start, end, err, dir, name);
+}
+
+/* md-workbench's wait after an operation of ns (mdw_wait): a spin on the
+ * clock below 10 ms, where a sleep would overshoot, a nanosleep above. The
+ * rank's thread waits, as md-workbench's process does: with units in
+ * flight, none is started or reaped meanwhile (docs/engines.md). */
+#define MDFIO_SPIN_BELOW_NS 10000000u
+static void __attribute__((cold, noinline))
+wait_after(const struct mdfio_job *j, uint64_t ns)
+{
+	uint64_t w = (uint64_t)((double)ns * j->wait_factor);
+	struct timespec ts;
+
+	if (w < MDFIO_SPIN_BELOW_NS) {
+		uint64_t end = mdfio_now() + w;
+
+		while (mdfio_now() < end)
+			;
+		return;
+	}
+	ts.tv_sec = (time_t)(w / 1000000000u);
+	ts.tv_nsec = (long)(w % 1000000000u);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }
 
 /* u's object for request st: its dataset and name, and a create's content
@@ -423,6 +453,8 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
 	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
+	if (__builtin_expect(j->wait_factor != 0, 0))
+		wait_after(j, end_ns - r->t0);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
 	if (r->op == j->count_op)
@@ -606,7 +638,7 @@ static void engine_cleanup(struct thread_data *td)
 			mdfio_error("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
 				  j->rank, j->finished, j->units, mdfio_phase_name(j->phase));
 		if (mdfio_leave_phase(j, complete && !(j->ph->removes_datasets && j->dsets_err)) &&
-		    j->log_prefix[0])
+		    j->log_prefix[0] && j->latency_all)
 			mdfio_merge_logs(j);
 	}
 	mdfio_leave_run(j);
