@@ -139,6 +139,8 @@ struct mdfio_job {
 	/* md-workbench -t: each benchmark operation is followed by a wait of
 	 * this factor times its time; 0 in other phases and when not given */
 	double wait_factor;
+	unsigned int verbose;	/* md-workbench -v */
+	int slow;		/* wait_factor or verbose: after_op has work */
 	uint64_t t0;		/* ns: the phase began (its first unit started) */
 	/* units per io_u of a synchronous interface, and a failed unit
 	 * waiting for an io_u of its own (see engine_queue) */
