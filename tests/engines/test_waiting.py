@@ -84,3 +84,51 @@ def test_verbose_1_says_md_workbench_s_error_lines_only(tmpfs, tmp_path):
     run = run_fio(job(["benchmark"], tmpfs, **opts), tmp_path, check=False)
     assert run.rc != 0
     assert [x for x in run.stderr.splitlines() if not x.startswith("mdfio:") and x.strip()] == [], run.stderr
+
+
+# md-workbench -T: per iteration its plain run, then these factors
+ADAPTIVE = [0, 0.0625, 0.125, 0.25, 0.5, 1, 2, 4]
+
+
+def adaptive_jobfile(root, logs, repeats):
+    """The jobfile shape of md-workbench -T (docs/engines.md): 8 benchmark
+    sections per repeat, all with that repeat= and adaptive_waiting=1, each
+    with its waiting_factor; the cleanup with adaptive_waiting=1 and the
+    factor md-workbench is left with (8)."""
+    from conftest import engine_path
+    lines = ["[global]", f"ioengine=external:{engine_path()}", f"directory={root}", "numjobs=2", "bs=100",
+             "datasets=1", "precreate_per_set=4", "steps_per_set=1", f"repeats={repeats}",
+             f"latency_log={logs}", "", "[precreate]", "phase=precreate"]
+    for k in range(1, repeats + 1):
+        for m, f in enumerate(ADAPTIVE):
+            lines += ["", f"[benchmark-{k}-{m}]", "stonewall", "phase=benchmark", f"repeat={k}",
+                      "adaptive_waiting=1", f"waiting_factor={f}"]
+    lines += ["", "[cleanup]", "stonewall", "phase=cleanup", "adaptive_waiting=1", "waiting_factor=8"]
+    return "\n".join(lines) + "\n"
+
+
+def test_adaptive_waiting_shape_names_logs_and_reports_as_md_workbench(tmpfs, tmp_path):
+    import subprocess
+    import sys
+    from conftest import SOURCE_ROOT
+    root, logs = tmpfs / "r", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    run_fio(adaptive_jobfile(root, logs / "lat", 2), tmp_path, check=True)
+    names = {"0.00-0-precreate.csv", "8.00-2-cleanup.csv"}
+    for it in (0, 1):
+        for f in ("0.00", "0.06", "0.12", "0.25", "0.50", "1.00", "2.00", "4.00"):
+            names |= {f"{f}-{it}-{op}.csv" for op in ("read", "stat", "create", "delete")}
+    assert sorted(p.name for p in logs.iterdir()) == sorted(f"lat-{n}" for n in names)
+    assert os.listdir(root) == []
+    report = subprocess.run([sys.executable, str(SOURCE_ROOT / "tools" / "mdfio-report"), str(tmp_path / "job-0.json")],
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    # md-workbench's header counts -R iterations: D*(I*R+P)*N objects
+    assert report[0].startswith("MD-Workbench total objects: 12 "), report
+    assert "\titerations=2" in report
+    bench = [x for x in report if x.startswith("benchmark ")]
+    assert len(bench) == 16
+    for line, f in zip(bench, ADAPTIVE * 2):
+        assert ("waiting_factor:" in line) == (f > 0), line
+        if f:
+            assert f" op-max:" in line and f" waiting_factor:{f:.2f} (0 errs)" in line, line

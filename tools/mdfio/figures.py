@@ -61,6 +61,8 @@ class PhaseFigures:
     section: str = ""
     processes: list["PhaseFigures"] = field(default_factory=list)
     host: str | None = None
+    # md-workbench -t of the section (0: none)
+    waiting_factor: float = 0.0
 
     def record(self):
         """The flat record of --json and --csv: the fields, then op_<figure>."""
@@ -75,7 +77,7 @@ class PhaseFigures:
 
 RECORD_FIELDS = ("phase", "repeat", "process", "host", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
                  "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
-                 "op_max_s", "errors")
+                 "op_max_s", "errors", "waiting_factor")
 FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
 
 
@@ -202,6 +204,10 @@ def object_size(sec):
     return size
 
 
+# md-workbench -T's runs per iteration (engines/job.h)
+ADAPTIVE_RUNS = 8
+
+
 class Run:
     """The figures of one run of mdfio, phase by phase (PhaseFigures, each
     with its processes' figures), from fio's JSON documents [(doc, name)]:
@@ -221,6 +227,7 @@ class Run:
         if not sections:
             raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
         first = sections[0]
+        self.repeats = 0
         self.ranks = len(first.jobs)
         self.d, self.p, self.i = (first.int_opt(k) for k in ("datasets", "precreate_per_set", "steps_per_set"))
         self.s = object_size(first)
@@ -228,8 +235,9 @@ class Run:
         # the host of each rank, and the hosts in rank order
         self.host_of = {j.rank: j.host for j in first.jobs}
         self.hosts = list(dict.fromkeys(h for h in self.host_of.values() if h is not None))
-        self.repeats = sum(1 for x in sections if x.phase == "benchmark")
-        self.phases, self.errors, repeat = [], 0, 0
+        # md-workbench -T: the 8 sections of adaptive_waiting=1 of a repeat
+        # (its plain run and its waiting runs) are one iteration
+        self.phases, self.errors, repeat, adaptive_runs = [], 0, 0, 0
         for sec in sections:
             if sec.phase not in HEADLINE:
                 raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
@@ -238,11 +246,17 @@ class Run:
                 on = f" on hosts {','.join(self.hosts)}" if len(self.hosts) > 1 else ""
                 raise BadInput(f"{sec.doc_name}: job {sec.name} ({sec.phase}) failed before its first step{on} "
                                f"(fio error {sec.jobs[0].error}); fio's stderr says why")
-            repeat = repeat + 1 if sec.phase == "benchmark" else 0
-            f = phase_figures(sec, sec.jobs, repeat, "all")
-            f.processes = [phase_figures(sec, [j], repeat, j.rank) for j in sec.jobs]
+            if sec.phase == "benchmark":
+                adaptive = sec.int_opt("adaptive_waiting") == 1
+                repeat += 0 if adaptive and adaptive_runs % ADAPTIVE_RUNS else 1
+                adaptive_runs += adaptive
+                self.repeats = repeat
+            f = phase_figures(sec, sec.jobs, repeat if sec.phase == "benchmark" else 0, "all")
+            f.processes = [phase_figures(sec, [j], f.repeat, j.rank) for j in sec.jobs]
             for p, j in zip(f.processes, sec.jobs):
                 p.host = j.host
+            for x in [f] + f.processes:
+                x.waiting_factor = sec.waiting_factor
             self.errors += f.errors + sum(1 for j in sec.jobs if j.error)
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
