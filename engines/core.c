@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,14 @@ static int engine_init(struct thread_data *td)
 	j->size = td->o.bs[j->ph->ddir];
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
+	/* md-workbench waits in its benchmark only, and only above 1e-9 */
+	if (j->phase == MDFIO_BENCHMARK && eo->waiting_factor > 1e-9)
+		j->wait_factor = eo->waiting_factor;
+	j->log_factor = (float)eo->waiting_factor;
+	j->latency_all = (int)eo->latency_all;
+	j->verbose = eo->verbose;
+	j->slow = j->wait_factor != 0 || j->verbose;
+	j->runs_per_iteration = eo->adaptive_waiting ? MDFIO_ADAPTIVE_RUNS : 1;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
 	while (op_ddir[j->count_op] != j->ph->ddir)
 		j->count_op++;
@@ -293,6 +302,110 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      const char *dir, const char *name)
 {
 	account_op(td, j, op, start, end, err, dir, name);
+}
+
+/* md-workbench's wait after an operation of ns (mdw_wait): a spin on the
+ * clock below 10 ms, where a sleep would overshoot, a nanosleep above. The
+ * rank's thread waits, as md-workbench's process does: with units in
+ * flight, none is started or reaped meanwhile (docs/engines.md). */
+#define MDFIO_SPIN_BELOW_NS 10000000u
+static void __attribute__((cold, noinline))
+wait_after(const struct mdfio_job *j, uint64_t ns)
+{
+	uint64_t w = (uint64_t)((double)ns * j->wait_factor);
+	struct timespec ts;
+
+	if (w < MDFIO_SPIN_BELOW_NS) {
+		uint64_t end = mdfio_now() + w;
+
+		while (mdfio_now() < end)
+			;
+		return;
+	}
+	ts.tv_sec = (time_t)(w / 1000000000u);
+	ts.tv_nsec = (long)(w % 1000000000u);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* One line of md-workbench's -v output on stderr, in one write, so that
+ * the lines of ranks running at once do not mix (stdout may be fio's JSON). */
+static void __attribute__((cold, noinline, format(printf, 2, 3)))
+trace(const struct mdfio_job *j, const char *fmt, ...)
+{
+	char line[2 * PATH_MAX + 128];
+	va_list ap;
+	int n;
+
+	(void)j;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;	/* nowhere to say it */
+}
+
+/* md-workbench's -v lines of an operation that ended with err (level 1:
+ * its error lines, level 2: its trace of every operation, in its wording
+ * and order, with its paths: root/<rank>_<d>/file-<i>). */
+static void trace_op(const struct mdfio_job *j, const struct mdfio_unit *u, int err)
+{
+	const struct mdfio_req *r = &u->req;
+	uint32_t peer = j->dsets[j->ph->steps[u->step].target][u->d].rank;
+	int v = (int)j->verbose;
+
+	switch (r->op) {
+	case MDFIO_OP_STAT:
+		if (v >= 2)
+			trace(j, "%" PRIu32 ": stat %s/%s (%d)", j->rank, u->dir, r->name, err ? -1 : 0);
+		if (err)
+			trace(j, "ERROR: %" PRIu32 ": Error while stating the obj: %s/%s", j->rank, u->dir, r->name);
+		else if (v >= 2)	/* md-workbench says so before it reads */
+			trace(j, "%" PRIu32 ": read %s/%s pretend: %" PRIu32, j->rank, u->dir, r->name, peer);
+		break;
+	case MDFIO_OP_READ:
+		/* md-workbench counts a failed verify without a line */
+		if (err && err != EBADMSG)
+			trace(j, "WARNING: %" PRIu32 ": Error while reading the obj: %s/%s", j->rank, u->dir, r->name);
+		break;
+	case MDFIO_OP_DELETE:
+		if (v >= 2)
+			trace(j, "%" PRIu32 ": delete %s/%s", j->rank, u->dir, r->name);
+		break;
+	case MDFIO_OP_CREATE:
+		if (err)
+			trace(j, "ERROR: %" PRIu32 ": Error while creating the obj: %s/%s", j->rank, u->dir, r->name);
+		if (v < 2)
+			break;
+		/* md-workbench's precreate names its rank's last dataset (the
+		 * one its mkdir loop made last) and that mkdir's result; its
+		 * benchmark the stat's result, 0 when it gets to a create */
+		if (j->phase == MDFIO_PRECREATE)
+			trace(j, "%" PRIu32 ": write %s:%s/%s (0) pretend: %" PRIu32, j->rank,
+			      j->dsets[MDFIO_OWN][j->datasets - 1].path, u->dir, r->name, j->rank);
+		else
+			trace(j, "%" PRIu32 ": write %s/%s (0) pretend: %" PRIu32, j->rank, u->dir,
+			      r->name, peer);
+		break;
+	default:
+		break;
+	}
+}
+
+/* What follows an operation of ns that ended with err only with -t or -v:
+ * md-workbench's wait after it, then its lines. */
+static void __attribute__((cold, noinline))
+after_op(const struct mdfio_job *j, const struct mdfio_unit *u, uint64_t ns, int err)
+{
+	if (j->wait_factor != 0)
+		wait_after(j, ns);
+	if (j->verbose)
+		trace_op(j, u, err);
 }
 
 /* u's object for request st: its dataset and name, and a create's content
@@ -427,6 +540,8 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
 	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
+	if (__builtin_expect(j->slow, 0))
+		after_op(j, u, end_ns - r->t0, err);
 	/* the io_u fails with the operation that carries the phase's count;
 	 * a failed read still deletes and replaces, as md-workbench's */
 	if (r->op == j->count_op)
@@ -439,8 +554,12 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 		break;
 	case MDFIO_OP_DELETE:
 		if (j->ph->removes_datasets &&
-		    !--j->dsets[MDFIO_OWN][u->d].objects_left)
+		    !--j->dsets[MDFIO_OWN][u->d].objects_left) {
 			mdfio_remove_dataset(td, j, u->d);
+			if (j->verbose >= 2)
+				trace(j, "%" PRIu32 ": delete dset %s", j->rank,
+				      j->dsets[MDFIO_OWN][u->d].path);
+		}
 		break;
 	default:
 		break;
@@ -625,7 +744,7 @@ static void engine_cleanup(struct thread_data *td)
 			mdfio_error("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
 				  j->rank, j->finished, j->units, mdfio_phase_name(j->phase));
 		if (mdfio_leave_phase(j, complete && !(j->ph->removes_datasets && j->dsets_err)) &&
-		    j->log_prefix[0])
+		    j->log_prefix[0] && j->latency_all)
 			mdfio_merge_logs(j);
 	}
 	mdfio_leave_run(j);

@@ -95,6 +95,12 @@ struct mdfio_options {
 	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
 	unsigned int packet_type;	/* enum mdfio_packet */
 	int random_seed;	/* md-workbench -G */
+	/* md-workbench -t, kept as the float md-workbench holds it in, so
+	 * that waits and log names round as md-workbench's do */
+	double waiting_factor;
+	unsigned int latency_all;	/* md-workbench --latency-all */
+	unsigned int verbose;		/* md-workbench -v: 0, 1 or 2 */
+	unsigned int adaptive_waiting;	/* md-workbench -T: 8 runs an iteration */
 };
 
 

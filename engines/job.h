@@ -59,6 +59,10 @@ struct mdfio_phase_desc {
 
 extern const struct mdfio_phase_desc mdfio_phases[];
 
+/* md-workbench -T's runs per iteration: the plain run, then factors
+ * 0.0625, 0.125, ... 4 */
+#define MDFIO_ADAPTIVE_RUNS 8
+
 /* The longest hosts= list (host names separated by commas). */
 #define MDFIO_HOSTS_MAX 65536
 
@@ -127,6 +131,16 @@ struct mdfio_job {
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
 	uint64_t log_iter;
+	float log_factor;	/* the waiting factor in the logs' names */
+	/* benchmark runs per md-workbench iteration: 1, or with -T
+	 * (adaptive_waiting) the plain run and its waiting runs */
+	unsigned int runs_per_iteration;
+	int latency_all;	/* every rank logs, merged; else rank 0 only */
+	/* md-workbench -t: each benchmark operation is followed by a wait of
+	 * this factor times its time; 0 in other phases and when not given */
+	double wait_factor;
+	unsigned int verbose;	/* md-workbench -v */
+	int slow;		/* wait_factor or verbose: after_op has work */
 	uint64_t t0;		/* ns: the phase began (its first unit started) */
 	/* units per io_u of a synchronous interface, and a failed unit
 	 * waiting for an io_u of its own (see engine_queue) */

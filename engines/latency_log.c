@@ -1,6 +1,8 @@
-/* The latency logs of a job (md-workbench -L): named per phase and rank,
- * opened on entering the phase, merged by the last rank out. The file
- * format is oplog.c's. */
+/* The latency logs of a job (md-workbench -L), opened on entering the
+ * phase. md-workbench's files: without --latency-all rank 0's own log of
+ * each operation under the plain name and nothing else; with it (
+ * latency_all=1) only the logs of all ranks, merged into "-all" by the last
+ * rank out, from a file per rank that stays. The file format is oplog.c's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,14 +25,18 @@ static const char *log_name(const struct mdfio_job *j, enum mdfio_op op)
 	return NULL;
 }
 
-/* Rank r's log of an operation of this phase; 0 if the name does not fit. */
+/* Rank r's log of an operation of this phase: its own file with
+ * latency_all, else md-workbench's plain name (rank 0 only); 0 if the name
+ * does not fit. */
 static size_t rank_log_path(const struct mdfio_job *j, const char *name,
 			    uint32_t rank, char *buf, size_t len)
 {
-	char suffix[32];
+	char suffix[32] = "";
 
-	snprintf(suffix, sizeof(suffix), "-rank%" PRIu32, rank);
-	return mdfio_oplog_path(buf, len, j->log_prefix, j->log_iter, name, suffix);
+	if (j->latency_all)
+		snprintf(suffix, sizeof(suffix), "-rank%" PRIu32, rank);
+	return mdfio_oplog_path(buf, len, j->log_prefix, j->log_factor, j->log_iter,
+				name, suffix);
 }
 
 /* Closes the logs; with discard (the phase was refused) also removes the
@@ -57,11 +63,14 @@ int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat)
 	char path[PATH_MAX];
 	int op;
 
-	if (!j->log_prefix[0])
+	/* md-workbench writes rank 0's log alone without --latency-all */
+	if (!j->log_prefix[0] || (!j->latency_all && j->rank))
 		return 0;
 	/* md-workbench's iteration: 0 for precreate, then one per benchmark
-	 * run; cleanup gets the next */
-	j->log_iter = j->ph->logs_before_status ? 0 : (j->pos - j->ns_start) / j->steps;
+	 * run; cleanup gets the next. With -T (adaptive_waiting) an
+	 * iteration is md-workbench's 8 runs, all of one iteration number */
+	j->log_iter = j->ph->logs_before_status ? 0 :
+		(j->pos - j->ns_start) / j->steps / j->runs_per_iteration;
 	if (j->ph->advances && j->read_only)
 		j->log_iter += repeat - 1;
 	for (op = 0; op < MDFIO_OP_NR; op++) {
@@ -85,11 +94,11 @@ int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat)
 	return 0;
 }
 
-/* The last rank out merges every rank's log of each operation into the
- * "-all" file and links rank 0's under md-workbench's plain name. */
+/* With latency_all, the last rank out merges every rank's log of each
+ * operation into the "-all" file. */
 void mdfio_merge_logs(struct mdfio_job *j)
 {
-	char out[PATH_MAX], plain[PATH_MAX];
+	char out[PATH_MAX];
 	char **in = calloc(j->ranks, sizeof(char *));
 	char *paths = malloc((size_t)j->ranks * PATH_MAX);
 	uint32_t r;
@@ -104,13 +113,11 @@ void mdfio_merge_logs(struct mdfio_job *j)
 			continue;
 		for (r = 0; r < j->ranks; r++)
 			rank_log_path(j, name, r, in[r], PATH_MAX);
-		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_iter, name, "-all");
+		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_factor, j->log_iter,
+				 name, "-all");
 		err = mdfio_oplog_merge(out, in, j->ranks);
 		if (err)
 			mdfio_error("latency log %s: %s", out, strerror(err));
-		mdfio_oplog_path(plain, sizeof(plain), j->log_prefix, j->log_iter, name, "");
-		if (link(in[0], plain))
-			mdfio_error("latency log %s: %s", plain, strerror(errno));
 	}
 	if (!in || !paths)
 		mdfio_error("out of memory merging the latency logs");

@@ -10,10 +10,10 @@
 
 #define HEADER "time,runtime\n"
 
-size_t mdfio_oplog_path(char *buf, size_t len, const char *prefix,
+size_t mdfio_oplog_path(char *buf, size_t len, const char *prefix, float factor,
 			uint64_t iteration, const char *name, const char *suffix)
 {
-	int n = snprintf(buf, len, "%s-0.00-%llu-%s%s.csv", prefix,
+	int n = snprintf(buf, len, "%s-%.2f-%llu-%s%s.csv", prefix, (double)factor,
 			 (unsigned long long)iteration, name, suffix);
 
 	return n < 0 || (size_t)n >= len ? 0 : (size_t)n;

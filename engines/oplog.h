@@ -7,9 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* "<prefix>-0.00-<iteration>-<name><suffix>.csv" (md-workbench's waiting
- * factor is always 0.00 here); 0 if it does not fit. */
-size_t mdfio_oplog_path(char *buf, size_t len, const char *prefix,
+/* "<prefix>-<factor>-<iteration>-<name><suffix>.csv", the factor as
+ * md-workbench prints its float waiting factor (%.2f); 0 if it does not
+ * fit. */
+size_t mdfio_oplog_path(char *buf, size_t len, const char *prefix, float factor,
 			uint64_t iteration, const char *name, const char *suffix);
 
 /* Creates a new log (never replaces a file) with its header; NULL and errno

@@ -183,6 +183,9 @@ MDFIO_U32_OPT(cb_datasets, "datasets", struct mdfio_options, datasets, 1, UINT32
 MDFIO_U32_OPT(cb_rank_offset, "rank_offset", struct mdfio_options, rank_offset, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_read_only, "read_only", struct mdfio_options, read_only, 0, 1)
 MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 0, 1)
+MDFIO_U32_OPT(cb_latency_all, "latency_all", struct mdfio_options, latency_all, 0, 1)
+MDFIO_U32_OPT(cb_adaptive_waiting, "adaptive_waiting", struct mdfio_options, adaptive_waiting, 0, 1)
+MDFIO_U32_OPT(cb_verbose, "verbose", struct mdfio_options, verbose, 0, 2)
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
@@ -307,6 +310,26 @@ static int cb_random_seed(void *data, const char *s)
 	return 0;
 }
 
+/* The largest waiting factor: a wait a million times an operation's time
+ * is already no benchmark; beyond, F x t could overflow the wait in ns. */
+#define MDFIO_WAITING_FACTOR_MAX 1e6
+
+/* md-workbench -t: a float; its waits and its log names use that float */
+static int cb_waiting_factor(void *data, const char *s)
+{
+	char buf[64], *end;
+	const char *v = pick(s, buf, sizeof(buf));
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (!*v || *end || errno || !(x >= 0 && x <= MDFIO_WAITING_FACTOR_MAX))
+		return mdfio_error("waiting_factor=%s: expected a number from 0 to %g (md-workbench -t: each benchmark operation is followed by a wait of this factor times its time)",
+				 s, MDFIO_WAITING_FACTOR_MAX);
+	opts_of(data)->waiting_factor = (double)(float)x;
+	return 0;
+}
+
 const struct fio_option mdfio_core_options[] = {
 	MDFIO_OPT("phase", cb_phase, NULL,
 	    "md-workbench phase: precreate, benchmark or cleanup (required)"),
@@ -347,6 +370,14 @@ const struct fio_option mdfio_core_options[] = {
 	    "md-workbench --dataPacketType: t, o, i or r (timestamp, offset, incompressible, random)"),
 	MDFIO_OPT("random_seed", cb_random_seed, "0",
 	    "md-workbench -G: the seed of the object content (md-workbench's default is the clock; give both the same)"),
+	MDFIO_OPT("waiting_factor", cb_waiting_factor, "0",
+	    "md-workbench -t: after each benchmark operation wait this factor times its time (outside its latency, inside the phase's time); also the factor in latency log names"),
+	MDFIO_OPT("adaptive_waiting", cb_adaptive_waiting, "0",
+	    "md-workbench -T: 1 on each of the 8 benchmark sections of a repeat (waiting_factor 0, 0.0625, ... 4) and on the cleanup: 8 runs count as one iteration in latency log names"),
+	MDFIO_OPT("latency_all", cb_latency_all, "0",
+	    "md-workbench --latency-all: 1: the latency logs of all ranks, merged (<op>-all.csv); 0: rank 0's log only"),
+	MDFIO_OPT("verbose", cb_verbose, "0",
+	    "md-workbench -v: 1: its error lines (a failed stat); 2: also a trace line per operation, on stderr"),
 	{ .name = NULL },
 };
 

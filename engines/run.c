@@ -139,8 +139,9 @@ int mdfio_check_read_only_root(struct mdfio_job *j)
 	if (j->ranks != j->per_host)
 		return mdfio_error("directory=%s is on a read-only file system, where the ranks of several fio processes cannot meet at the barrier (%s): run read_only=1 from one fio, or mount it read-write",
 				   j->root, MDFIO_RANKFILE_NAME);
-	if (j->log_prefix[0])
-		return mdfio_error("latency_log=%s: on a read-only file system no status tells the last rank out to merge the logs; run without latency_log, or mount %s read-write",
+	/* rank 0's own log alone needs no merge */
+	if (j->log_prefix[0] && j->latency_all)
+		return mdfio_error("latency_all=1: on a read-only file system no status tells the last rank out to merge the logs of latency_log=%s; run with latency_all=0, or mount %s read-write",
 				   j->log_prefix, j->root);
 	return 0;
 }

@@ -22,51 +22,89 @@ def rows(path):
     return out
 
 
-def test_logs_per_rank_and_merged_match_the_json(tmpfs, tmp_path):
-    root = tmpfs / "root"
+PLAN = {"precreate-0": (0, {"precreate": "create"}),
+        "benchmark-1": (0, {op: op for op in ("read", "stat", "create", "delete")}),
+        "benchmark-2": (1, {op: op for op in ("read", "stat", "create", "delete")}),
+        "cleanup-3": (2, {"cleanup": "delete"})}
+HEAD = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
+
+
+def check_rank_log(path, j, section, op):
+    """path holds exactly rank j's operations op of section, in time order."""
+    got = rows(path)
+    slot, kind = SLOT[op]
+    lat = j[slot][kind]
+    assert len(got) == lat["N"], (path, len(got), lat["N"])
+    assert [t for t, _ in got] == sorted(t for t, _ in got)
+    assert round(min(d for _, d in got) * 1e9) == lat["min"]
+    assert round(max(d for _, d in got) * 1e9) == lat["max"]
+    assert sum(d for _, d in got) * 1e9 / len(got) == pytest.approx(lat["mean"], rel=1e-6)
+    # every row starts within the phase (its headline runtime)
+    assert max(t for t, _ in got) < j[HEAD[section.split("-")[0]]]["runtime"] / 1000 + 0.05
+    return got
+
+
+def test_default_logs_are_rank_0s_alone_as_md_workbench_writes_them(tmpfs, tmp_path):
+    """Without latency_all, md-workbench writes rank 0's own log of each
+    operation under the plain name, and nothing of the other ranks."""
+    root, logs = tmpfs / "root", tmpfs / "logs"
     root.mkdir()
-    logs = tmpfs / "logs"
     logs.mkdir()
-    prefix = logs / "lat"
     run = run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], root, numjobs=3, datasets=2,
-                      precreate_per_set=30, steps_per_set=10, bs=200, latency_log=prefix),
+                      precreate_per_set=30, steps_per_set=10, bs=200, latency_log=logs / "lat"),
                   tmp_path, check=True)
-    # md-workbench's iterations: precreate 0, benchmarks 0 and 1, cleanup 2
-    plan = {"precreate-0": (0, {"precreate": "create"}),
-            "benchmark-1": (0, {op: op for op in ("read", "stat", "create", "delete")}),
-            "benchmark-2": (1, {op: op for op in ("read", "stat", "create", "delete")}),
-            "cleanup-3": (2, {"cleanup": "delete"})}
     expected_files = set()
-    for section, (it, names) in plan.items():
-        jobs = run.jobs(section)
+    for section, (it, names) in PLAN.items():
+        rank0 = run.jobs(section)[0]     # fio lists the clone of rank 0 first
         for name, op in names.items():
-            slot, kind = SLOT[op]
+            path = logs / f"lat-0.00-{it}-{name}.csv"
+            expected_files.add(path.name)
+            check_rank_log(path, rank0, section, op)
+    assert {p.name for p in logs.iterdir()} == expected_files
+    assert os.listdir(root) == []
+
+
+def test_latency_all_logs_every_rank_and_merges_them(tmpfs, tmp_path):
+    """latency_all=1 (md-workbench --latency-all): the "-all" log of every
+    operation holds every rank's rows in time order; no plain file; each
+    rank's own file stays beside it."""
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    run = run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], root, numjobs=3, datasets=2,
+                      precreate_per_set=30, steps_per_set=10, bs=200, latency_log=logs / "lat",
+                      latency_all=1), tmp_path, check=True)
+    expected_files = set()
+    for section, (it, names) in PLAN.items():
+        jobs = run.jobs(section)
+        ranks = [0] + list(range(len(jobs) - 1, 0, -1))   # fio's order of clones
+        for name, op in names.items():
             merged = []
-            ranks = [0] + list(range(len(jobs) - 1, 0, -1))   # fio's order of clones
             for rank, j in zip(ranks, jobs):
                 path = logs / f"lat-0.00-{it}-{name}-rank{rank}.csv"
                 expected_files.add(path.name)
-                got = rows(path)
-                lat = j[slot][kind]
-                assert len(got) == lat["N"], (path, len(got), lat["N"])
-                assert [t for t, _ in got] == sorted(t for t, _ in got)
-                assert round(min(d for _, d in got) * 1e9) == lat["min"]
-                assert round(max(d for _, d in got) * 1e9) == lat["max"]
-                assert sum(d for _, d in got) * 1e9 / len(got) == pytest.approx(lat["mean"], rel=1e-6)
-                # every row starts within the phase (its headline runtime)
-                head = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}[section.split("-")[0]]
-                assert max(t for t, _ in got) < j[head]["runtime"] / 1000 + 0.05
-                merged += got
+                merged += check_rank_log(path, j, section, op)
             allfile = logs / f"lat-0.00-{it}-{name}-all.csv"
-            plain = logs / f"lat-0.00-{it}-{name}.csv"
-            expected_files |= {allfile.name, plain.name}
+            expected_files.add(allfile.name)
             got = rows(allfile)
             # in time order (ties keep rank order) and every rank's row once
             assert [t for t, _ in got] == sorted(t for t, _ in got)
             assert sorted(got) == sorted(merged)
-            assert os.path.samefile(plain, logs / f"lat-0.00-{it}-{name}-rank0.csv")
     assert {p.name for p in logs.iterdir()} == expected_files
     assert os.listdir(root) == []
+
+
+def test_waiting_factor_names_the_logs_as_md_workbench(tmpfs, tmp_path):
+    """md-workbench -t F names every log with F as "%.2f" of its float,
+    precreate and cleanup too, where it does not wait."""
+    root, logs = tmpfs / "root", tmpfs / "logs"
+    root.mkdir()
+    logs.mkdir()
+    run_fio(job(["precreate", "benchmark", "cleanup"], root, numjobs=2, datasets=2, precreate_per_set=6,
+                steps_per_set=3, bs=100, latency_log=logs / "w", waiting_factor=0.125), tmp_path, check=True)
+    assert sorted(p.name for p in logs.iterdir()) == sorted(
+        ["w-0.12-0-precreate.csv", "w-0.12-1-cleanup.csv"] +
+        [f"w-0.12-0-{op}.csv" for op in ("read", "stat", "create", "delete")])
 
 
 def test_read_only_logs_no_create_or_delete(tmpfs, tmp_path):
@@ -76,8 +114,7 @@ def test_read_only_logs_no_create_or_delete(tmpfs, tmp_path):
     opts = dict(datasets=2, precreate_per_set=10, steps_per_set=5, bs=100)
     run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
     run_fio(job(["benchmark"], root, read_only=1, latency_log=logs / "ro", **opts), tmp_path, check=True)
-    assert sorted(p.name for p in logs.iterdir()) == sorted(
-        f"ro-0.00-0-{op}{sfx}.csv" for op in ("read", "stat") for sfx in ("", "-all", "-rank0"))
+    assert sorted(p.name for p in logs.iterdir()) == [f"ro-0.00-0-{op}.csv" for op in ("read", "stat")]
     run_fio(job(["cleanup"], root, **opts), tmp_path, check=True)
 
 
@@ -85,7 +122,7 @@ def test_an_existing_log_is_never_replaced(tmpfs, tmp_path):
     root, logs = tmpfs / "root", tmpfs / "logs"
     root.mkdir()
     logs.mkdir()
-    mine = logs / "lat-0.00-0-precreate-rank0.csv"
+    mine = logs / "lat-0.00-0-precreate.csv"
     mine.write_text("precious\n")
     run = run_fio(job(["precreate"], root, datasets=2, precreate_per_set=10, latency_log=logs / "lat"),
                   tmp_path, check=False)
@@ -113,7 +150,7 @@ def test_one_rank_refused_stops_every_rank_before_anything_is_touched(tmpfs, tmp
     op = "precreate" if phase == "precreate" else "read"
     mine = logs / f"lat-0.00-0-{op}-rank2.csv"
     mine.write_text("precious\n")
-    run = run_fio(job([phase], root, latency_log=logs / "lat", **opts), tmp_path, check=False)
+    run = run_fio(job([phase], root, latency_log=logs / "lat", latency_all=1, **opts), tmp_path, check=False)
     assert run.rc != 0
     # one line: the refusing rank's; the others stop with it; no unit counts
     lines = run.mdfio_lines()

@@ -33,9 +33,16 @@ int main(void)
 	      !strncmp(row, "0.000000000,0.000000001\n", 24), "zero: %.24s", row);
 	row[mdfio_oplog_format(row, 3123456789ull, 12000000000ull)] = '\0';
 	CHECK(!strcmp(row, "3.123456789,12.000000000\n"), "format: %s", row);
-	CHECK(mdfio_oplog_path(path, sizeof(path), "/x/lat", 3, "read", "-all") &&
+	CHECK(mdfio_oplog_path(path, sizeof(path), "/x/lat", 0, 3, "read", "-all") &&
 	      !strcmp(path, "/x/lat-0.00-3-read-all.csv"), "path: %s", path);
-	CHECK(!mdfio_oplog_path(path, 10, "/x/lat", 3, "read", ""), "overflow accepted");
+	/* md-workbench's %.2f of its float factor: -T's 0.0625 and 0.125 */
+	CHECK(mdfio_oplog_path(path, sizeof(path), "/x/lat", 0.0625f, 1, "stat", "") &&
+	      !strcmp(path, "/x/lat-0.06-1-stat.csv"), "path: %s", path);
+	CHECK(mdfio_oplog_path(path, sizeof(path), "/x/lat", 0.125f, 1, "stat", "") &&
+	      !strcmp(path, "/x/lat-0.12-1-stat.csv"), "path: %s", path);
+	CHECK(mdfio_oplog_path(path, sizeof(path), "/x/lat", 4, 0, "create", "") &&
+	      !strcmp(path, "/x/lat-4.00-0-create.csv"), "path: %s", path);
+	CHECK(!mdfio_oplog_path(path, 10, "/x/lat", 0, 3, "read", ""), "overflow accepted");
 
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	for (r = 0; r < 3; r++) {

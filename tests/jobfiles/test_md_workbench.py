@@ -82,6 +82,7 @@ def test_more_repeats_than_the_jobfile_has_sections_are_refused(tmpfs, tmp_path)
 
 
 GENERATOR = SOURCE_ROOT / "tools" / "mdfio-jobfile"
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 
 
 def generated(*args, env=None):
@@ -127,9 +128,10 @@ def test_the_generator_takes_r_from_the_environment_and_refuses_a_bad_one():
     assert proc.returncode == 2 and proc.stderr.startswith("mdfio-jobfile: MDW_R='x': expected"), proc.stderr
 
 
-def test_the_adaptive_waiting_shape():
+def test_the_adaptive_waiting_shape_runs_as_md_workbench_t(tmpfs, tmp_path):
     """-T: md-workbench's eight runs per repeat, each with its waiting factor
-    and the repeat's number (run once the engine has waiting_factor=)."""
+    and the repeat's number, run by fio: every run moves the FIFO on, and
+    the report gives md-workbench's -T, its iterations and a line per run."""
     text = generated("-R", "2", "-T")
     sections = re.findall(r"^\[(.*)\]\n((?:[^\[\n].*\n)*)", text, re.M)
     bench = [(name, body) for name, body in sections if "phase=benchmark" in body]
@@ -137,4 +139,26 @@ def test_the_adaptive_waiting_shape():
     for n, (name, body) in enumerate(bench):
         k, f = n // 8 + 1, ADAPTIVE_WAITING_FACTORS[n % 8]
         assert f"repeat={k}\n" in body and f"waiting_factor={f}\n" in body, (name, body)
+        assert "adaptive_waiting=1\n" in body, (name, body)
     assert "repeats=2\n" in text and "stonewall" not in text
+    text = text.replace("ioengine=external:./build/engines/mdfio-posix.so", f"ioengine=external:{engine_path()}")
+    # 16 runs of I=1 step each from a FIFO of P=20: every one reads what exists
+    env = dict(MDW_N="2", MDW_D="2", MDW_P="20", MDW_I="1", MDW_S="64", MDW_ROOT=str(tmpfs), MDW_VERIFY="1")
+    out = tmp_path / "t.json"
+    proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", "-"], input=text, text=True,
+                          capture_output=True, env=fio_env(env))
+    assert proc.returncode == 0, proc.stderr
+    import json
+    jobs = json.loads(out.read_text())["jobs"]
+    assert all(j["error"] == 0 and j["read"]["drop_ios"] == 0 for j in jobs)
+    assert sum(j["read"]["total_ios"] for j in jobs) == 16 * 2 * 2
+    assert os.listdir(tmpfs) == []
+    report = subprocess.run([sys.executable, str(REPORT), str(out)], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert '"-R" "2"' in lines[0] and '"-T"' in lines[0], lines[0]
+    runs = [line for line in lines if line.startswith("benchmark ")]
+    assert len(runs) == 16
+    assert ["waiting_factor:" in line for line in runs] == [n % 8 != 0 for n in range(16)]
+    # md-workbench's total objects: D * (I * R + P) * N, R counting iterations
+    assert f"total objects: {2 * (1 * 2 + 20) * 2} " in report.stdout

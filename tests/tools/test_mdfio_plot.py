@@ -49,7 +49,7 @@ def logged_run(tmp_path_factory):
     root.mkdir()
     logs.mkdir()
     run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], root, numjobs=2, datasets=2,
-                precreate_per_set=40, steps_per_set=20, bs=300, latency_log=logs / "lat"),
+                precreate_per_set=40, steps_per_set=20, bs=300, latency_log=logs / "lat", latency_all=1),
             base, args=["--output-format=json+"], check=True)
     return sorted(base.glob("job-*.json"))[-1], logs / "lat"
 
@@ -150,7 +150,7 @@ def test_a_run_in_which_every_unit_fails(tmp_path):
     run_fio(job(["precreate"], root, **opts), tmp_path, check=True)
     for obj in root.glob("*_*/file-*"):
         obj.unlink()
-    run_fio(job(["benchmark", "benchmark", "cleanup"], root, latency_log=logs / "lat", **opts), tmp_path,
+    run_fio(job(["benchmark", "benchmark", "cleanup"], root, latency_log=logs / "lat", latency_all=1, **opts), tmp_path,
             args=["--output-format=json+"], check=False)
     run_json = sorted(tmp_path.glob("job-*.json"))[-1]
     out = tmp_path / "out"

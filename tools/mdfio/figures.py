@@ -64,6 +64,8 @@ class PhaseFigures:
     host: str | None = None
     # the datasets a precreate did not make or a cleanup did not remove
     dsets_undone: int = 0
+    # md-workbench -t of the section (0: none)
+    waiting_factor: float = 0.0
 
     def record(self):
         """The flat record of --json and --csv: the fields, then op_<figure>."""
@@ -78,7 +80,7 @@ class PhaseFigures:
 
 RECORD_FIELDS = ("phase", "repeat", "process", "host", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
                  "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
-                 "op_max_s", "errors")
+                 "op_max_s", "errors", "waiting_factor")
 FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
 
 
@@ -196,11 +198,6 @@ def phase_figures(sec, jobs, repeat, process):
                         dsets_undone=0 if sec.phase == "benchmark" else undone)
 
 
-# md-workbench -T: each benchmark repeat runs without waiting, then with
-# these factors of each operation's time
-ADAPTIVE_FACTORS = [0.0] + [0.0625 * 2 ** k for k in range(7)]
-
-
 def object_size(sec):
     """S: fio's bs (the engine's object_size sets it), 4 KiB (fio's
     default) when the jobfile sets neither."""
@@ -210,6 +207,10 @@ def object_size(sec):
         raise BadInput(f"{sec.doc_name}: job {sec.name}: bs={short(value)} is not an object size: "
                        "not the JSON of an mdfio fio run")
     return size
+
+
+# md-workbench -T's runs per iteration (engines/job.h)
+ADAPTIVE_RUNS = 8
 
 
 class Run:
@@ -231,6 +232,7 @@ class Run:
         if not sections:
             raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
         first = sections[0]
+        self.repeats = 0
         self.ranks = len(first.jobs)
         self.d, self.p, self.i = (first.int_opt(k) for k in ("datasets", "precreate_per_set", "steps_per_set"))
         self.s = object_size(first)
@@ -238,9 +240,10 @@ class Run:
         # the host of each rank, and the hosts in rank order
         self.host_of = {j.rank: j.host for j in first.jobs}
         self.hosts = list(dict.fromkeys(h for h in self.host_of.values() if h is not None))
-        self.repeats = sum(1 for x in sections if x.phase == "benchmark")
         self.sections = sections
-        self.phases, self.errors, repeat = [], 0, 0
+        # md-workbench -T: the 8 sections of adaptive_waiting=1 of a repeat
+        # (its plain run and its waiting runs) are one iteration
+        self.phases, self.errors, repeat, adaptive_runs = [], 0, 0, 0
         for sec in sections:
             if sec.phase not in HEADLINE:
                 raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
@@ -249,11 +252,17 @@ class Run:
                 on = f" on hosts {','.join(self.hosts)}" if len(self.hosts) > 1 else ""
                 raise BadInput(f"{sec.doc_name}: job {sec.name} ({sec.phase}) failed before its first step{on} "
                                f"(fio error {sec.jobs[0].error}); fio's stderr says why")
-            repeat = repeat + 1 if sec.phase == "benchmark" else 0
-            f = phase_figures(sec, sec.jobs, repeat, "all")
-            f.processes = [phase_figures(sec, [j], repeat, j.rank) for j in sec.jobs]
+            if sec.phase == "benchmark":
+                adaptive = sec.int_opt("adaptive_waiting") == 1
+                repeat += 0 if adaptive and adaptive_runs % ADAPTIVE_RUNS else 1
+                adaptive_runs += adaptive
+                self.repeats = repeat
+            f = phase_figures(sec, sec.jobs, repeat if sec.phase == "benchmark" else 0, "all")
+            f.processes = [phase_figures(sec, [j], f.repeat, j.rank) for j in sec.jobs]
             for p, j in zip(f.processes, sec.jobs):
                 p.host = j.host
+            for x in [f] + f.processes:
+                x.waiting_factor = sec.waiting_factor
             self.errors += f.errors + sum(1 for j in sec.jobs if j.error)
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
@@ -297,16 +306,15 @@ class Run:
 
     def waiting(self):
         """(adaptive, repeats, factor text): whether the benchmark sections
-        are md-workbench -T's (ADAPTIVE_FACTORS in each repeat), the
-        repeats md-workbench -R counts, and the -t of the others (None
-        without waiting). md-workbench has one -t for every repeat: a run
-        whose factors differ otherwise gives its first nonzero one."""
-        factors = [x.float_opt("waiting_factor") for x in self.sections if x.phase == "benchmark"]
-        values = [v for v, _ in factors]
-        n = len(values)
-        if n and n % len(ADAPTIVE_FACTORS) == 0 and values == ADAPTIVE_FACTORS * (n // len(ADAPTIVE_FACTORS)):
-            return True, n // len(ADAPTIVE_FACTORS), None
-        return False, n, next((text for v, text in factors if v > 0), None)
+        are md-workbench -T's (adaptive_waiting=1), the repeats md-workbench -R counts, and the -t of the
+        others (None without waiting). md-workbench has one -t for every
+        repeat: a run whose factors differ otherwise gives its first
+        nonzero one."""
+        bench = [x for x in self.sections if x.phase == "benchmark"]
+        if any(x.int_opt("adaptive_waiting") == 1 for x in bench):
+            return True, self.repeats, None
+        factors = [x.float_opt("waiting_factor") for x in bench]
+        return False, self.repeats, next((text for v, text in factors if v > 0), None)
 
     def md_workbench_args(self):
         """The arguments of IOR's md-workbench that run what this run ran,

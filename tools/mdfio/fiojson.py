@@ -8,6 +8,7 @@ import datetime
 import json
 import math
 import re
+import struct
 import sys
 from pathlib import Path
 
@@ -20,8 +21,8 @@ HEADLINE = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
 DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "1000",
             "rank_offset": "1", "start_index": "0", "read_only": "0", "verify_read": "0",
             "repeat": "1", "repeats": "1", "random_seed": "0", "data_packet_type": "t", "stonewall_timer": "0",
-            "stonewall_wear_out": "0", "waiting_factor": "0", "latency_all": "0", "ignore_precreate_errors": "0",
-            "verbose": "0"}
+            "stonewall_wear_out": "0", "waiting_factor": "0", "adaptive_waiting": "0", "latency_all": "0",
+            "ignore_precreate_errors": "0", "verbose": "0"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
 # the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
@@ -32,7 +33,7 @@ MAX_RANKS = 1 << 20
 OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
-                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2)}
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2), "adaptive_waiting": (0, 1)}
 # fio's spellings of a boolean option (parse.c, check_str_bool)
 BOOL = {"1": True, "yes": True, "on": True, "true": True, "0": False, "no": False, "off": False, "false": False}
 # the job description the engine gives every rank (engines/run.c), before
@@ -348,6 +349,20 @@ class Section:
     @property
     def phase(self):
         return self.opt("phase")
+
+    @property
+    def waiting_factor(self):
+        """md-workbench's -t as the engine holds it: a float (32 bits), so
+        that "%.2f" rounds as md-workbench's does."""
+        value = self.opt("waiting_factor")
+        try:
+            f = float(value)
+        except ValueError:
+            f = -1.0
+        if not 0 <= f <= 1e6:
+            raise BadInput(f"{self.doc_name}: job {self.name}: waiting_factor={short(value)}, expected a number "
+                           "from 0 to 1e6: not the JSON of an mdfio fio run")
+        return struct.unpack("f", struct.pack("f", f))[0]
 
     @property
     def skipped(self):

@@ -37,8 +37,10 @@ def jobfile(global_text, repeats, adaptive_waiting=False, repeats_option=None):
             out.append(f"[benchmark-{k}]\nphase=benchmark\nrepeat={k}\n")
             continue
         for f in ADAPTIVE_WAITING_FACTORS:
-            out.append(f"[benchmark-{k}-waiting-{f}]\nphase=benchmark\nrepeat={k}\nwaiting_factor={f}\n")
-    out.append("[cleanup]\nphase=cleanup\n")
+            out.append(f"[benchmark-{k}-waiting-{f}]\nphase=benchmark\nrepeat={k}\nadaptive_waiting=1\n"
+                       f"waiting_factor={f}\n")
+    # the factor md-workbench is left with names its cleanup's latency logs
+    out.append("[cleanup]\nphase=cleanup\n" + ("adaptive_waiting=1\nwaiting_factor=8\n" if adaptive_waiting else ""))
     return "\n".join(out)
 
 

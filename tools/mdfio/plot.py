@@ -87,7 +87,7 @@ def log_files(prefix, run):
             found.setdefault(m.group(2), {})[int(m.group(1))] = p
     if not found:
         raise BadInput(f"--logs {prefix}: no latency logs there ({stem}-0.00-<iteration>-<op>-all.csv; "
-                       "run fio with latency_log={prefix})")
+                       f"run fio with latency_log={prefix} and latency_all=1: without it only rank 0 logs, as in md-workbench)")
     bench_iters = sorted(found.get("read", {}))
     out = {}
     for f in run.phases:

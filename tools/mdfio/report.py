@@ -61,6 +61,8 @@ def md_workbench_line(f, aggregated=True, quiet=False, spread=".2f"):
     if f.phase == "benchmark":
         out += (f"rate:{num(f.iops, '.1f')} iops/s objects:{f.objects} rate:{num(f.obj_per_s, '.1f')} obj/s "
                 f"tp:{num(f.tp_mib_per_s, '.1f')} MiB/s op-max:{f.op_max_s:.4e}s")
+        if f.waiting_factor > 1e-9:     # md-workbench's print_p_stat
+            out += f" waiting_factor:{f.waiting_factor:.2f}"
         order = ("read", "stat", "create", "delete")
     elif f.phase == "precreate":
         out += (f"rate:{num(f.iops, '.1f')} iops/s dsets: {f.dsets} objects:{f.objects} "
