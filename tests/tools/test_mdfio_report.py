@@ -851,19 +851,21 @@ def test_args_name_every_option_that_differs_from_md_workbenchs(runs, tmp_path):
                                          "--run-info-file", "pos.txt", "-v", "-v"])
     bad = with_options(json.loads(json.dumps(doc)), tmp_path / "b.json", lambda name: {"waiting_factor": "fast"})
     proc = report(bad)
-    assert proc.returncode == 2 and "waiting_factor='fast', expected a non-negative decimal number" in proc.stderr
+    assert proc.returncode == 2 and "waiting_factor='fast', expected a number from 0 to 1e6" in proc.stderr
 
 
 def test_adaptive_waiting_is_minus_t_capital(tmpfs, tmp_path):
     """Eight benchmark sections per repeat with md-workbench -T's factors
-    are -T; the same factor in every section is -t."""
+    and adaptive_waiting=1 (tools/mdfio-jobfile -T) are -T; the same factor
+    in every section is -t."""
     opts = dict(numjobs=1, datasets=1, precreate_per_set=20, steps_per_set=2, bs=100)
     run = run_fio(job(["precreate"] + ["benchmark"] * 16 + ["cleanup"], tmpfs, **opts), tmp_path,
                   args=["--output-format=json+"], check=True)
     factors = ["0", "0.0625", "0.125", "0.25", "0.5", "1", "2", "4"] * 2
     names = [j["jobname"] for j in run.json["jobs"] if j["jobname"].startswith("benchmark")]
     adaptive = with_options(json.loads(json.dumps(run.json)), tmp_path / "t.json",
-                            lambda name: {"waiting_factor": factors[names.index(name)]} if name in names else {})
+                            lambda name: {"waiting_factor": factors[names.index(name)], "adaptive_waiting": "1"}
+                            if name in names else {})
     lines = report(adaptive).stdout.splitlines()
     assert '"-R" "2"' in lines[0] and lines[0].endswith('"-G" "0" "-T"'), lines[0]
     same = with_options(json.loads(json.dumps(run.json)), tmp_path / "s.json",

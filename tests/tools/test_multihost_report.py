@@ -76,7 +76,7 @@ def two_hosts(tmp_path_factory):
     """2 hosts x 2 ranks, offset 2, with latency logs for mdfio-plot."""
     base = tmp_path_factory.mktemp("two")
     (base / "logs").mkdir()
-    return client_run(base, 2, 2, 2, latency_log=base / "logs" / "lat"), base / "logs" / "lat"
+    return client_run(base, 2, 2, 2, latency_log=base / "logs" / "lat", latency_all=1), base / "logs" / "lat"
 
 
 @pytest.fixture(scope="module")
