@@ -148,7 +148,7 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 		goto fail;
 	j->pos = j->ns_start = j->start;	/* a new namespace's */
 	if (mdfio_status_enter(*have ? st : NULL, j->phase, j->rank, j->run,
-			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
+			       j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->root, msg);
 		goto fail;
