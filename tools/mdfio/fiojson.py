@@ -19,7 +19,7 @@ SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
 HEADLINE = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
 DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "1000",
             "rank_offset": "1", "start_index": "0", "read_only": "0", "verify_read": "0",
-            "repeat": "1", "repeats": "1"}
+            "repeat": "1", "repeats": "1", "stonewall_timer": "0", "stonewall_wear_out": "0"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
 # the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
@@ -30,7 +30,8 @@ MAX_RANKS = 1 << 20
 OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
-                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1)}
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "stonewall_timer": (0, 2**32 - 1),
+                "stonewall_wear_out": (0, 1)}
 # the job description the engine gives every rank (engines/run.c), before
 # the user's own description, if any
 RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)

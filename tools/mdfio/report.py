@@ -68,6 +68,8 @@ def md_workbench_line(f, aggregated=True):
                 f"op-max:{f.op_max_s:.4e}s")
         order = ("delete",)
     out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
+    if f.stonewall_iter:
+        out += f" stonewall-iter:{f.stonewall_iter}"
     for op in order:
         lat = f.ops[op].latencies
         if lat:
