@@ -95,6 +95,8 @@ struct mdfio_options {
 	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
 	unsigned int packet_type;	/* enum mdfio_packet */
 	int random_seed;	/* md-workbench -G */
+	unsigned int stonewall_timer;	/* md-workbench -w: s, 0 = off */
+	unsigned int stonewall_wear_out;	/* md-workbench -W */
 };
 
 
