@@ -144,6 +144,8 @@ static int engine_init(struct thread_data *td)
 	if (eo->steps > eo->precreate && mdfio_phases[eo->phase - 1].per_set_is_steps)
 		return mdfio_error("steps_per_set=%llu exceeds precreate_per_set=%llu: a step would read an object another rank creates in the same run",
 				 eo->steps, eo->precreate);
+	if (eo->stonewall_wear_out && !eo->stonewall_timer)
+		return mdfio_error("stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer stops the ranks (md-workbench -W with -w)");
 	/* the root is the user's: it may be reached through symlinks. All
 	 * the engine touches is found from this descriptor, one name at a
 	 * time, without following any */
@@ -197,6 +199,13 @@ static int engine_init(struct thread_data *td)
 	j->slow = j->wait_factor != 0 || j->verbose;
 	j->runs_per_iteration = eo->adaptive_waiting ? MDFIO_ADAPTIVE_RUNS : 1;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
+	/* md-workbench limits the benchmark only */
+	if (j->phase == MDFIO_BENCHMARK && eo->stonewall_timer) {
+		j->sw_timer_ns = (uint64_t)eo->stonewall_timer * 1000000000u;
+		j->sw_wear_out = (int)eo->stonewall_wear_out;
+	}
+	j->repeat = eo->repeat;
+	j->join_timeout = eo->join_timeout;
 	while (op_ddir[j->count_op] != j->ph->ddir)
 		j->count_op++;
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory);
@@ -248,8 +257,12 @@ static int engine_init(struct thread_data *td)
 
 		/* notices on fio's error stream like every other: stdout may
 		 * be fio's JSON */
-		mdfio_notice("rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
-			     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
+		if (j->recover == 2)
+			mdfio_notice("rank %" PRIu32 ": the ranks' FIFO positions in %s differ (a benchmark stopped by stonewall_timer without stonewall_wear_out); removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
+				     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
+		else
+			mdfio_notice("rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
+				     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
 		if (j->rec_old)
 			mdfio_notice("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
 				    j->rank, j->status_path, j->rec_hi - 1);
@@ -447,11 +460,26 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
  * otherwise unused (see docs/engines.md). */
 static void record_phase_time(struct thread_data *td, struct mdfio_job *j)
 {
-	add_slat_sample(td, j->ph->ddir, mdfio_now() - j->t0, 0, 0, 0);
+	/* md-workbench leaves its wear-out's MPI_Allreduce out of T too */
+	add_slat_sample(td, j->ph->ddir, mdfio_now() - j->t0 - j->sw_wait_ns, 0, 0, 0);
+}
+
+/* The wear-out's exchange of steps, outside the phase's time. */
+static int stonewall_exchange(struct mdfio_job *j, uint64_t steps, uint64_t *max)
+{
+	uint64_t t = mdfio_now();
+	int err = mdfio_run_max_steps(j, steps, max);
+
+	j->sw_wait_ns += mdfio_now() - t;
+	/* done: the run has its number of steps (or is broken) */
+	j->sw_timer_ns = 0;
+	return err;
 }
 
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 {
+	uint64_t max;
+
 	if (j->recover) {
 		uint32_t d;
 
@@ -460,7 +488,57 @@ void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j)
 			mdfio_remove_dataset(td, j, d);
 	}
 	record_phase_time(td, j);
+	/* every step done before the timer: the most any rank can do, which
+	 * the ranks the timer stopped wait for (md-workbench's allreduce
+	 * after its loop) */
+	if (j->sw_timer_ns && j->sw_wear_out && stonewall_exchange(j, j->units / j->datasets, &max))
+		td_verror(td, EIO, "mdfio stonewall_wear_out");
 	td->done = 1;
+}
+
+/* md-workbench -w and -W: whether unit j->next must not start yet. The
+ * timer is looked at where a step over all datasets begins (md-workbench
+ * looks after each step); once it has hit, no unit starts until those in
+ * flight have ended (fio reaps them meanwhile), and then the rank knows
+ * the steps it did: with -w alone it stops there; with -W it learns the
+ * most steps any rank of the run did and goes on to that. */
+static int __attribute__((noinline)) stonewall_hold(struct thread_data *td, struct mdfio_job *j)
+{
+	uint64_t k = j->next, max;
+
+	/* fio, which still counts the phase's full size, asks for more: the
+	 * units in flight end the phase (or it has ended, or broken) */
+	if (td->done || k >= j->units)
+		return 1;
+	if (!j->sw_timer_ns)
+		return 0;
+	if (!k || k % j->datasets)
+		return 0;
+	if (!j->sw_stopped) {
+		if (mdfio_now() - j->t0 < j->sw_timer_ns)
+			return 0;
+		j->sw_stopped = 1;
+	}
+	if (j->in_flight)
+		return 1;
+	if (!j->sw_wear_out) {
+		j->sw_timer_ns = 0;
+		j->units = k;
+		mdfio_phase_over(td, j);
+		return 1;
+	}
+	if (stonewall_exchange(j, k / j->datasets, &max)) {
+		/* the run is broken: stop here, the phase left interrupted */
+		td->done = 1;
+		return 1;
+	}
+	/* this rank brought k / D, and a rank of a jobfile with another
+	 * steps_per_set cannot take this one beyond its own */
+	j->units = (max < j->steps ? max : j->steps) * j->datasets;
+	if (j->finished < j->units)
+		return 0;
+	mdfio_phase_over(td, j);
+	return 1;
 }
 
 /* Starts the next unit on io_u, its first request in unit->req. NULL: the
@@ -628,6 +706,12 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	/* one call site of unit_start and run_unit, so that both are
 	 * inlined here */
 	for (n = 0;;) {
+		/* not started: fio reaps what is in flight, or sees done */
+		if ((j->sw_timer_ns || j->sw_stopped) && stonewall_hold(td, j)) {
+			if (n)
+				break;
+			return FIO_Q_BUSY;
+		}
 		u = unit_start(td, io_u);
 		if (u && !run_unit(td, j, u))
 			return FIO_Q_QUEUED;
@@ -733,6 +817,15 @@ static void engine_cleanup(struct thread_data *td)
 	if (j->rec_dir)
 		closedir(j->rec_dir);
 	complete = j->units && j->finished == j->units;
+	/* ranks waiting in the wear-out's exchange for this one: stop them
+	 * now rather than after join_timeout */
+	if (j->entered && j->sw_timer_ns && j->sw_wear_out && !complete) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) stopped before the stonewall wear-out",
+			 j->rank, j->host);
+		mdfio_rankfile_abort(&j->rankfile, why);
+	}
 	mdfio_close_logs(j, 0);
 	/* fio counts no short I/O of an mdfio job (an object is never half
 	 * transferred through an io_u): the slot carries the datasets a phase

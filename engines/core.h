@@ -101,6 +101,8 @@ struct mdfio_options {
 	unsigned int latency_all;	/* md-workbench --latency-all */
 	unsigned int verbose;		/* md-workbench -v: 0, 1 or 2 */
 	unsigned int adaptive_waiting;	/* md-workbench -T: 8 runs an iteration */
+	unsigned int stonewall_timer;	/* md-workbench -w: s, 0 = off */
+	unsigned int stonewall_wear_out;	/* md-workbench -W */
 };
 
 

@@ -28,7 +28,7 @@
 #define NO_RANDOM "no random offsets are used (a phase's rw is sequential)"
 #define OFFSETS "objects have no offsets: fio would only skip units or end the phase early (the phase decides which objects it works on)"
 #define COUNT "the phase decides how many units it runs (datasets x precreate_per_set, in the benchmark datasets x steps_per_set)"
-#define STOPPED_EARLY "a phase stopped early breaks the FIFO (md-workbench -w without -W); lower steps_per_set instead"
+#define STOPPED_EARLY "fio's clock would stop a phase in mid-step and leave the namespace interrupted; use stonewall_timer=<seconds> instead (md-workbench -w, which stops the benchmark at a step boundary), with stonewall_wear_out=1 for -W"
 #define ADDS_OPS "it adds operations to md-workbench's sequence (fio would count them beside the stats)"
 #define VERIFY "fio would verify data of its own; verify_read=1 checks every object read"
 #define REPLAY "it replays a trace instead of the phase's units"

@@ -142,6 +142,14 @@ struct mdfio_job {
 	unsigned int verbose;	/* md-workbench -v */
 	int slow;		/* wait_factor or verbose: after_op has work */
 	uint64_t t0;		/* ns: the phase began (its first unit started) */
+	/* md-workbench -w: a benchmark starts no step once this much of the
+	 * phase (ns) has passed; 0: off, or the timer has done its work */
+	uint64_t sw_timer_ns;
+	int sw_wear_out;	/* -W: then on to the most steps of any rank */
+	int sw_stopped;		/* the timer hit: units in flight drain */
+	uint64_t sw_wait_ns;	/* the wear-out's exchange: not phase time */
+	unsigned int repeat;	/* the benchmark repeat (names the exchange) */
+	unsigned int join_timeout;
 	/* units per io_u of a synchronous interface, and a failed unit
 	 * waiting for an io_u of its own (see engine_queue) */
 	unsigned int per_io_u;
@@ -209,6 +217,10 @@ int mdfio_abort_run(struct mdfio_job *j);
  * fails, and this rank has left the run. */
 int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		      unsigned int step, unsigned int timeout_s);
+/* The stonewall wear-out (md-workbench -W's MPI_Allreduce MAX): every rank
+ * of the run brings the steps it did and gets the most any rank did in
+ * *max. One line and 1 if the run broke (a rank gone, or one stopped). */
+int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max);
 void mdfio_leave_run(struct mdfio_job *j);
 
 /* reserve.c: in fio's main process, the ranks of each root it runs, held

@@ -187,6 +187,8 @@ MDFIO_U32_OPT(cb_latency_all, "latency_all", struct mdfio_options, latency_all, 
 MDFIO_U32_OPT(cb_adaptive_waiting, "adaptive_waiting", struct mdfio_options, adaptive_waiting, 0, 1)
 MDFIO_U32_OPT(cb_verbose, "verbose", struct mdfio_options, verbose, 0, 2)
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
+MDFIO_U32_OPT(cb_stonewall_timer, "stonewall_timer", struct mdfio_options, stonewall_timer, 0, UINT32_MAX)
+MDFIO_U32_OPT(cb_stonewall_wear_out, "stonewall_wear_out", struct mdfio_options, stonewall_wear_out, 0, 1)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
 /* start_index is also checked against the namespace by every phase after a
@@ -378,6 +380,10 @@ const struct fio_option mdfio_core_options[] = {
 	    "md-workbench --latency-all: 1: the latency logs of all ranks, merged (<op>-all.csv); 0: rank 0's log only"),
 	MDFIO_OPT("verbose", cb_verbose, "0",
 	    "md-workbench -v: 1: its error lines (a failed stat); 2: also a trace line per operation, on stderr"),
+	MDFIO_OPT("stonewall_timer", cb_stonewall_timer, "0",
+	    "md-workbench -w: seconds after which a benchmark rank starts no further step (0: off)"),
+	MDFIO_OPT("stonewall_wear_out", cb_stonewall_wear_out, "0",
+	    "md-workbench -W: 1: at stonewall_timer every rank goes on to the most steps any rank of the run did"),
 	{ .name = NULL },
 };
 
@@ -560,6 +566,14 @@ static int mdfio_job_phase(const struct thread_data *t)
 	return (int)((const struct mdfio_options *)t->eo)->phase;
 }
 
+/* Engine options that contradict each other (one line in msg). */
+static int engine_option_refused(const struct mdfio_options *eo, char *msg, size_t len)
+{
+	if (eo->stonewall_wear_out && !eo->stonewall_timer)
+		return why(msg, len, "stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer stops the ranks (md-workbench -W with -w)");
+	return 0;
+}
+
 int mdfio_check_run(const struct thread_data *td, int direct)
 {
 	struct thread_data *t;
@@ -575,6 +589,8 @@ int mdfio_check_run(const struct thread_data *td, int direct)
 		c.engine = t->io_ops->name;
 		if (!ph) {
 			why(c.msg, sizeof(c.msg), "phase= is required: precreate, benchmark or cleanup");
+		} else if (engine_option_refused(t->eo, c.msg, sizeof(c.msg))) {
+			/* refused below */
 		} else {
 			c.ph = (enum mdfio_phase)(ph - 1);
 			if (!refused(&t->o, 1, &c))

@@ -148,7 +148,7 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 		goto fail;
 	j->pos = j->ns_start = j->start;	/* a new namespace's */
 	if (mdfio_status_enter(*have ? st : NULL, j->phase, j->rank, j->run,
-			       j->read_only ? 0 : j->steps, &j->pos, &j->recover,
+			       j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->root, msg);
 		goto fail;
@@ -291,8 +291,10 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	me = &st.rank[j->rank];
 	if (complete) {
 		me->state = j->ph->done;
+		/* by the steps really done: a stonewall_timer may have
+		 * stopped the rank before steps_per_set */
 		if (j->ph->advances && !j->read_only)
-			me->pos = j->pos + j->steps;
+			me->pos = j->pos + j->units / j->datasets;
 		me->steps = 0;
 	}
 	/* every clone of this job passes here; one cleaned by an earlier job

@@ -93,9 +93,12 @@ struct header {
 	uint32_t total;
 	uint64_t released;	/* barriers completed in this file's life */
 	uint64_t failed;	/* the last barrier given up, never used again */
+	/* the largest value the ranks brought to the barrier released last */
+	uint64_t max;
 };
 
 struct rank_rec {
+	uint64_t value;		/* what it brings to the barrier (its steps) */
 	char host[64];
 	long pid;
 	uint64_t arrived;	/* the barrier it waits at (released + 1) */
@@ -142,7 +145,8 @@ static int read_header(int fd, struct header *h)
 	if (!buf[0])
 		return 1;
 	if (sscanf(buf, MAGIC " id %16[0-9a-f] total %" SCNu32 " released %" SCNu64
-		   " failed %" SCNu64, h->id, &h->total, &h->released, &h->failed) != 4)
+		   " failed %" SCNu64 " max %" SCNu64, h->id, &h->total, &h->released,
+		   &h->failed, &h->max) != 5)
 		return -1;
 	return 0;
 }
@@ -150,7 +154,8 @@ static int read_header(int fd, struct header *h)
 static int write_header(int fd, const struct header *h)
 {
 	return write_rec(fd, 0, REC, MAGIC " id %s total %" PRIu32 " released %" PRIu64
-			 " failed %" PRIu64, h->id, h->total, h->released, h->failed);
+			 " failed %" PRIu64 " max %" PRIu64, h->id, h->total, h->released,
+			 h->failed, h->max);
 }
 
 /* A new file's id: random, so that the run ids of a file that replaced an
@@ -175,18 +180,28 @@ static void read_rank(int fd, uint32_t rank, struct rank_rec *r)
 
 	memset(r, 0, sizeof(*r));
 	if (read_rec(fd, rec_off(rank), buf, REC) ||
-	    sscanf(buf, "rank %" SCNu32 " host %63s pid %ld arrived %" SCNu64 " phase %31s fio %ld",
-		   &n, r->host, &r->pid, &r->arrived, r->phase, &r->fio_pid) != 6 || n != rank) {
+	    sscanf(buf, "rank %" SCNu32 " value %" SCNu64 " host %63s pid %ld arrived %" SCNu64
+		   " phase %31s fio %ld", &n, &r->value, r->host, &r->pid, &r->arrived, r->phase,
+		   &r->fio_pid) != 7 || n != rank) {
 		snprintf(r->host, sizeof(r->host), "?");
 		r->pid = r->fio_pid = -1;
 	}
 }
 
-static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived, const char *phase)
+/* value comes before the host, whose length varies: a record cut short
+ * fails to parse rather than carrying a value cut short */
+static int write_rank_value(struct mdfio_rankfile *rf, uint64_t arrived,
+			    const char *phase, uint64_t value)
 {
 	return write_rec(rf->fd, rec_off(rf->rank), REC,
-			 "rank %" PRIu32 " host %s pid %ld arrived %" PRIu64 " phase %s fio %ld",
-			 rf->rank, rf->host, (long)getpid(), arrived, phase, rf->fio_pid);
+			 "rank %" PRIu32 " value %" PRIu64 " host %s pid %ld arrived %" PRIu64
+			 " phase %s fio %ld", rf->rank, value, rf->host, (long)getpid(),
+			 arrived, phase, rf->fio_pid);
+}
+
+static int write_rank(struct mdfio_rankfile *rf, uint64_t arrived, const char *phase)
+{
+	return write_rank_value(rf, arrived, phase, 0);
 }
 
 /* The first rank of [0, total) that another open file holds, or total if
@@ -242,7 +257,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		 * still be able to write its records. */
 		new_id(h.id);
 		h.total = rf->total;
-		h.released = h.failed = 0;
+		h.released = h.failed = h.max = 0;
 		err = write_header(fd, &h);
 		if (!err)
 			err = write_rec(fd, FAILURE_OFF, FAILURE_LEN, "-");
@@ -407,9 +422,10 @@ static uint64_t now_ms(void)
  * passed it) while still claimed; if so releases it. A rank that arrived
  * at b to enter another phase is written into why (returns -1). */
 static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
-		       const char *phase, char *why, size_t len)
+		       const char *phase, uint64_t value, char *why, size_t len)
 {
 	struct rank_rec rec;
+	uint64_t max = value;
 	uint32_t r;
 
 	for (r = 0; r < rf->total; r++) {
@@ -424,8 +440,13 @@ static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
 		}
 		if (rec.arrived < b || !claimed(rf->fd, r))
 			return 0;
+		if (rec.value > max)
+			max = rec.value;
 	}
+	/* the header keeps it until the next barrier, which no rank can
+	 * release before every rank has read it from here */
 	h->released = b;
+	h->max = max;
 	return !write_header(rf->fd, h);
 }
 
@@ -512,6 +533,15 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 			   mdfio_rankfile_describe describe, void *arg,
 			   char *msg, size_t msglen)
 {
+	return mdfio_rankfile_barrier_max(rf, phase, 0, NULL, timeout_ms, barrier,
+					  describe, arg, msg, msglen);
+}
+
+int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
+			       uint64_t value, uint64_t *max, unsigned int timeout_ms,
+			       uint64_t *barrier, mdfio_rankfile_describe describe,
+			       void *arg, char *msg, size_t msglen)
+{
 	struct header h;
 	uint64_t b, lonely_since = 0;
 	unsigned int sleep_us = POLL_FIRST_US;
@@ -532,9 +562,9 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 		return mdfio_reason(msg, msglen, "this run stopped before this phase (%s)", why);
 	}
 	*barrier = b;
-	err = write_rank(rf, b, phase);
+	err = write_rank_value(rf, b, phase, value);
 	if (!err)
-		got = try_release(rf, &h, b, phase, why, sizeof(why));
+		got = try_release(rf, &h, b, phase, value, why, sizeof(why));
 	if (got < 0)
 		fail_barrier(rf, &h, b, why);
 	unlock(rf->fd, 0, REC);
@@ -554,8 +584,11 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 		released = !read_header(rf->fd, &h) && h.released >= b;
 		failed = !released && h.failed == b;
 		unlock(rf->fd, 0, REC);
-		if (released)
+		if (released) {
+			if (max)
+				*max = h.max;
 			return 0;
+		}
 		/* time counts only while a whole block is claimed by nobody:
 		 * one claimed rank of it shows its fio busy with the previous
 		 * phase */
@@ -575,6 +608,8 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 					    strerror(err));
 		if (!read_header(rf->fd, &h) && h.released >= b) {
 			unlock(rf->fd, 0, REC);
+			if (max)
+				*max = h.max;
 			return 0;
 		}
 		if (h.failed == b) {

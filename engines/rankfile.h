@@ -81,6 +81,13 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 			   unsigned int timeout_ms, uint64_t *barrier,
 			   mdfio_rankfile_describe describe, void *arg,
 			   char *msg, size_t msglen);
+/* The same barrier, where each rank brings a value and every rank that
+ * passes gets the largest any rank brought (md-workbench's MPI_Allreduce
+ * with MPI_MAX): *max is set when it returns 0. */
+int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
+			       uint64_t value, uint64_t *max, unsigned int timeout_ms,
+			       uint64_t *barrier, mdfio_rankfile_describe describe,
+			       void *arg, char *msg, size_t msglen);
 
 /* This rank cannot take part in the run (why: one line naming the rank and
  * its reason): the next barrier fails for every rank with why, so that no

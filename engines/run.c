@@ -143,6 +143,9 @@ int mdfio_check_read_only_root(struct mdfio_job *j)
 	if (j->log_prefix[0] && j->latency_all)
 		return mdfio_error("latency_all=1: on a read-only file system no status tells the last rank out to merge the logs of latency_log=%s; run with latency_all=0, or mount %s read-write",
 				   j->log_prefix, j->root);
+	if (j->sw_wear_out)
+		return mdfio_error("stonewall_wear_out=1: on the read-only file system of directory=%s the ranks cannot exchange their steps (%s); run without it, or mount it read-write",
+				   j->root, MDFIO_RANKFILE_NAME);
 	return 0;
 }
 
@@ -217,6 +220,28 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 	}
 	if (!step)
 		snprintf(j->run, sizeof(j->run), "%s.%" PRIu64, j->rankfile.id, barrier);
+	return 0;
+}
+
+int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max)
+{
+	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
+	uint64_t barrier;
+	uint32_t block = j->rankfile.block;
+	int err;
+
+	snprintf(phase, sizeof(phase), "benchmark-%u-wear-out", j->repeat);
+	/* every rank holds its claim until it has passed this exchange, so
+	 * one unclaimed here is gone, even beside live ranks of its fio:
+	 * waited for join_timeout, not for ever */
+	j->rankfile.block = 1;
+	err = mdfio_rankfile_barrier_max(&j->rankfile, phase, steps, max,
+					 j->join_timeout * 1000u, &barrier, NULL, NULL,
+					 msg, sizeof(msg));
+	j->rankfile.block = block;
+	if (err)
+		return mdfio_error("%s: rank %" PRIu32 " (host %s): stonewall_wear_out: %s; the steps of the ranks cannot be evened out",
+				   j->root, j->rank, j->host, msg);
 	return 0;
 }
 

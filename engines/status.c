@@ -187,8 +187,8 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		       uint32_t rank, const char *run, uint64_t advance,
 		       uint64_t *pos, int *recover, char *msg, size_t msglen)
 {
-	uint64_t start = 0;
-	uint32_t k, first = UINT32_MAX;
+	uint64_t lo = UINT64_MAX, hi = 0, room;
+	uint32_t k, lo_rank = 0, hi_rank = 0;
 
 	*recover = 0;
 	if (phase == MDFIO_PRECREATE) {
@@ -219,8 +219,11 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 
 		switch (rec->state) {
 		case MDFIO_RS_READY:
+			/* finished in this very job: it started from the
+			 * status these checks saw, and a stonewall_timer may
+			 * have moved it by fewer than steps_per_set */
 			if (ours && phase == MDFIO_BENCHMARK)
-				s -= advance;	/* finished in this very job */
+				continue;
 			break;
 		case MDFIO_RS_BENCHMARKING:
 		case MDFIO_RS_CLEANING:
@@ -245,21 +248,43 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		}
 		if (*recover)
 			continue;
-		if (first == UINT32_MAX) {
-			first = k;
-			start = s;
-		} else if (s != start) {
-			if (phase == MDFIO_CLEANUP) {
-				*recover = 1;
-				continue;
-			}
-			mdfio_reason(msg, msglen, "ranks disagree on the FIFO position (rank %" PRIu32
-			    " at %" PRIu64 ", rank %" PRIu32 " at %" PRIu64 "): run phase=cleanup to remove the namespace",
-			    first, start, k, s);
-			return -1;
+		if (s < lo) {
+			lo = s;
+			lo_rank = k;
+		}
+		if (s > hi) {
+			hi = s;
+			hi_rank = k;
 		}
 	}
-	*pos = *recover ? st->rank[rank].pos : start;
+	if (phase == MDFIO_CLEANUP) {
+		/* positions a stonewall_timer left apart: each dataset holds
+		 * what its reader has not deleted and its writer made */
+		if (!*recover && lo != hi)
+			*recover = 2;
+		*pos = *recover ? st->rank[rank].pos : lo;
+		return 0;
+	}
+	/* each rank goes on from its own position. A step of a rank at hi
+	 * reads up to hi+I-1, which a rank at lo created only up to lo+P-1:
+	 * with hi-lo <= P-I every object read existed before the run, as
+	 * I <= P ensures for ranks at one position */
+	room = st->precreate - (advance < st->precreate ? advance : st->precreate);
+	if (lo < hi && hi - lo > room) {
+		if (hi - lo >= st->precreate)
+			mdfio_reason(msg, msglen, "the ranks' FIFO positions differ by %" PRIu64 " (rank %" PRIu32
+			    " at %" PRIu64 ", rank %" PRIu32 " at %" PRIu64 "), as much as precreate_per_set=%" PRIu64
+			    ": a step would read an object not created yet; run phase=cleanup to remove the namespace",
+			    hi - lo, lo_rank, lo, hi_rank, hi, st->precreate);
+		else
+			mdfio_reason(msg, msglen, "the ranks' FIFO positions differ by %" PRIu64 " (rank %" PRIu32
+			    " at %" PRIu64 ", rank %" PRIu32 " at %" PRIu64 ", after a stonewall_timer without stonewall_wear_out)"
+			    ": with steps_per_set=%" PRIu64 " a step could read an object not created yet; use steps_per_set=%" PRIu64
+			    " at most, or phase=cleanup",
+			    hi - lo, lo_rank, lo, hi_rank, hi, advance, st->precreate - (hi - lo));
+		return -1;
+	}
+	*pos = st->rank[rank].pos;
 	return 0;
 }
 

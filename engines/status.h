@@ -52,10 +52,12 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 void mdfio_status_free(struct mdfio_status *st);
 
 /* What a rank does on entering a phase, from the status as found (NULL: no
- * status file). For the benchmark, advance is how far a finished run moves
- * the position (I, or 0 when read-only). Returns 0 and sets *pos (and
- * *recover for cleanup: the status cannot be trusted, read the directories)
- * or -1 with a one-line reason in msg. */
+ * status file). For the benchmark, advance is its steps_per_set I: ranks
+ * start at their own positions, which a stonewall_timer may have left
+ * apart by up to P-I. Returns 0 and sets *pos (and *recover for cleanup,
+ * to read the directories instead of following the FIFO: 1, the status
+ * cannot be trusted; 2, the ranks' positions differ) or -1 with a one-line
+ * reason in msg. */
 int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		       uint32_t rank, const char *run, uint64_t advance,
 		       uint64_t *pos, int *recover, char *msg, size_t msglen);

@@ -200,6 +200,8 @@ def test_a_read_only_benchmark_runs_on_a_read_only_file_system(tmpfs, tmp_path, 
             ({}, "", "phase=benchmark without read_only=1 writes there"),
             ({"read_only": 1, "latency_log": str(tmp_path / "lat")}, "", "on a read-only file system no status"),
             ({"read_only": 1}, "PMI", "the ranks of several fio processes cannot meet"),
+            ({"read_only": 1, "stonewall_timer": 1, "stonewall_wear_out": 1}, "",
+             "stonewall_wear_out=1: on the read-only file system"),
         ]
         for extra, env, needle in refusals:
             run = run_fio(job(["benchmark"], tmpfs, engine=eng, **o, **extra), tmp_path, check=False,

@@ -64,6 +64,58 @@ static void lockstep(const char *dir, unsigned int n)
 	munmap(done, sizeof(unsigned int) * (ROUNDS + 1));
 }
 
+/* What rank r brings to the k-th barrier of max_of_values: differs among
+ * the ranks and from round to round, so that a stale or partial maximum
+ * shows. */
+static uint64_t value_of(unsigned int r, unsigned int k)
+{
+	return (uint64_t)((r * 31 + k * 17) % 97) + (r == k % 5 ? 1000 : 0);
+}
+
+/* n processes pass ROUNDS barriers, each bringing a value, with a plain
+ * barrier between two of them; every rank gets the largest of each round
+ * (the cross-rank maximum of a stonewall wear-out). */
+static void max_of_values(const char *dir, unsigned int n)
+{
+	unsigned int r, k, bad = 0;
+	int status;
+
+	for (r = 0; r < n; r++) {
+		if (fork())
+			continue;
+		struct mdfio_rankfile rf;
+		char msg[256];
+		uint64_t b, max, want;
+		unsigned int q;
+		int fd = dirfd_of(dir), wrong = 0;
+
+		if (mdfio_rankfile_claim(&rf, fd, r, n, 1, "h", msg, sizeof(msg)))
+			_exit(2);
+		for (k = 1; k <= ROUNDS; k++) {
+			max = UINT64_MAX;
+			if (mdfio_rankfile_barrier_max(&rf, "w", value_of(r, k), &max, 5000, &b,
+						       NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+			for (want = 0, q = 0; q < n; q++)
+				if (value_of(q, k) > want)
+					want = value_of(q, k);
+			wrong |= max != want;
+			if (r == k % n)
+				usleep(1000);	/* the others wait for it here */
+			if (mdfio_rankfile_barrier(&rf, "p", 5000, &b, NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+		}
+		mdfio_rankfile_release(&rf, fd, NULL, NULL);
+		_exit(wrong ? 4 : 0);
+	}
+	for (r = 0; r < n; r++) {
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	CHECK(!bad, "%u of %u ranks did not get the largest value of every barrier", bad, n);
+}
+
 static int keep(void *arg)
 {
 	(void)arg;
@@ -92,6 +144,8 @@ int main(void)
 
 	lockstep(dir, 1);
 	lockstep(dir, 5);
+	max_of_values(dir, 1);
+	max_of_values(dir, 5);
 
 	/* a live rank cannot be claimed twice; the holder is named */
 	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);

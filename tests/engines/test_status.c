@@ -133,11 +133,28 @@ static void test_enter(void)
 	CHECK(mdfio_status_enter(&st, MDFIO_BENCHMARK, 2, "b2", 10, &pos, &rec, msg, sizeof(msg)) &&
 	      strstr(msg, "interrupted"), "interrupted: %s", msg);
 	st.rank[1].state = MDFIO_RS_READY;
-	CHECK(mdfio_status_enter(&st, MDFIO_BENCHMARK, 2, "b2", 10, &pos, &rec, msg, sizeof(msg)) &&
-	      strstr(msg, "disagree"), "disagree: %s", msg);
-	/* cleanup trusts a consistent status, recovers from the rest */
-	CHECK(!mdfio_status_enter(&st, MDFIO_CLEANUP, 2, "c", 10, &pos, &rec, msg, sizeof(msg)) && rec, "recover");
-	st.rank[1].pos = st.rank[2].pos = 10;
+	/* positions a stonewall_timer left apart: each rank goes on from its
+	 * own while no step can read beyond what its writer made (P-I) */
+	CHECK(!mdfio_status_enter(&st, MDFIO_BENCHMARK, 2, "b2", 10, &pos, &rec, msg, sizeof(msg)) && pos == 0,
+	      "apart, rank 2: %s", msg);
+	CHECK(!mdfio_status_enter(&st, MDFIO_BENCHMARK, 0, "b2", 90, &pos, &rec, msg, sizeof(msg)) && pos == 10,
+	      "apart by P-I, rank 0: %s", msg);
+	CHECK(mdfio_status_enter(&st, MDFIO_BENCHMARK, 2, "b2", 91, &pos, &rec, msg, sizeof(msg)) &&
+	      strstr(msg, "differ by 10 (rank 1 at 0, rank 0 at 10") && strstr(msg, "use steps_per_set=90 at most"),
+	      "apart by more than P-I: %s", msg);
+	st.rank[0].pos = 100;
+	CHECK(mdfio_status_enter(&st, MDFIO_BENCHMARK, 2, "b2", 1, &pos, &rec, msg, sizeof(msg)) &&
+	      strstr(msg, "as much as precreate_per_set=100") && strstr(msg, "run phase=cleanup"),
+	      "apart by P: %s", msg);
+	/* cleanup trusts a consistent status, reads the directories of one
+	 * whose positions differ, recovers from the rest */
+	CHECK(!mdfio_status_enter(&st, MDFIO_CLEANUP, 2, "c", 10, &pos, &rec, msg, sizeof(msg)) && rec == 2,
+	      "positions apart");
+	st.rank[1].state = MDFIO_RS_BENCHMARKING;
+	CHECK(!mdfio_status_enter(&st, MDFIO_CLEANUP, 2, "c", 10, &pos, &rec, msg, sizeof(msg)) && rec == 1,
+	      "recover");
+	st.rank[1].state = MDFIO_RS_READY;
+	st.rank[0].pos = st.rank[1].pos = st.rank[2].pos = 10;
 	CHECK(!mdfio_status_enter(&st, MDFIO_CLEANUP, 2, "c", 10, &pos, &rec, msg, sizeof(msg)) && !rec && pos == 10,
 	      "clean at 10");
 	mdfio_status_free(&st);

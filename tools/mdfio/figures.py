@@ -66,6 +66,7 @@ class PhaseFigures:
     dsets_undone: int = 0
     # md-workbench -t of the section (0: none)
     waiting_factor: float = 0.0
+    stonewall_iter: int = 0
 
     def record(self):
         """The flat record of --json and --csv: the fields, then op_<figure>."""
@@ -80,7 +81,7 @@ class PhaseFigures:
 
 RECORD_FIELDS = ("phase", "repeat", "process", "host", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
                  "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
-                 "op_max_s", "errors", "waiting_factor")
+                 "op_max_s", "errors", "stonewall_iter", "waiting_factor")
 FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
 
 
@@ -195,7 +196,24 @@ def phase_figures(sec, jobs, repeat, process):
                         t_min_s=t_min, t_mean_s=mean, balance_pct=balance, t_stddev_s=stddev, iops=iops,
                         objects=objects, obj_per_s=obj_rate, dsets=dsets, dset_per_s=dset_rate,
                         tp_mib_per_s=tp, op_max_s=op_max, errors=errors, ops=ops, section=sec.name,
-                        dsets_undone=0 if sec.phase == "benchmark" else undone)
+                        dsets_undone=0 if sec.phase == "benchmark" else undone,
+                        stonewall_iter=stonewall_iter(sec, jobs))
+
+
+def stonewall_iter(sec, jobs):
+    """md-workbench's stonewall-iter of a benchmark: with stonewall_wear_out
+    the steps every rank did; with stonewall_timer alone the most steps of
+    a rank the timer stopped (0 when it stopped none). A rank's steps are
+    its units (read's total_ios) over the datasets. md-workbench prints one
+    less with -w alone: the index of the last step, not the steps done
+    (docs/reports.md)."""
+    if sec.phase != "benchmark" or not sec.int_opt("stonewall_timer"):
+        return 0
+    d, i = sec.int_opt("datasets"), sec.int_opt("steps_per_set")
+    steps = [j.total_ios(HEADLINE["benchmark"]) // d for j in jobs]
+    if sec.int_opt("stonewall_wear_out"):
+        return max(steps, default=0)
+    return max((s for s in steps if s < i), default=0)
 
 
 def object_size(sec):

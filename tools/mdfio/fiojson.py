@@ -33,7 +33,8 @@ MAX_RANKS = 1 << 20
 OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX - 1),
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
-                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2), "adaptive_waiting": (0, 1)}
+                "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2), "adaptive_waiting": (0, 1),
+                "stonewall_timer": (0, 2**32 - 1), "stonewall_wear_out": (0, 1)}
 # fio's spellings of a boolean option (parse.c, check_str_bool)
 BOOL = {"1": True, "yes": True, "on": True, "true": True, "0": False, "no": False, "off": False, "false": False}
 # the job description the engine gives every rank (engines/run.c), before

@@ -76,6 +76,8 @@ def md_workbench_line(f, aggregated=True, quiet=False, spread=".2f"):
         order = ("delete",)
     if f.errors or not quiet:
         out += f" ({f.errors} errs" + ("!!!)" if f.errors else ")")
+    if f.stonewall_iter and not quiet:
+        out += f" stonewall-iter:{f.stonewall_iter}"
     for op in order:
         lat = f.ops[op].latencies
         if lat:

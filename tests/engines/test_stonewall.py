@@ -1,0 +1,261 @@
+"""md-workbench's stonewall timer (stonewall_timer, -w) and wear-out
+(stonewall_wear_out, -W), through every engine and across fio processes.
+
+Where the timer stops a rank is made certain rather than timed: named pipes
+take the place of objects a rank reads at a chosen step, so that its opens
+or reads wait until the test writes them an object's worth of data, more
+than the timer after every blocked rank has reached them. A rank then stops
+at the first step boundary after its blocked units, on every machine."""
+import errno
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import mdfio.fio
+from conftest import NR_IOS, SOURCE_ROOT, engine_path, fio_env, job, namespace, run_fio
+
+N, D, P, I, BS = 3, 2, 40, 20, 3901
+# the step at which each rank is blocked
+BLOCKED_AT = {0: 0, 1: 5, 2: 3}
+TIMER = 1
+
+
+def depth(engine):
+    """Units of a rank in flight: mdfio-uring keeps iodepth of them; the
+    others' opens are synchronous, so one blocked open holds the rank."""
+    return 4 if engine == "uring" else 1
+
+
+def stopped_after(engine, step):
+    """The steps a rank blocked at step does before the timer stops it:
+    its units in flight then end a step boundary or two later."""
+    return step + (depth(engine) + D - 1) // D
+
+
+def read_rank(r, d, n):
+    return (r - (d + 1)) % n
+
+
+def block(root, ranks, blocked_at, fifos_per_rank):
+    """Replaces the objects the first units of step blocked_at[r] of rank r
+    read by named pipes; returns them."""
+    fifos = []
+    for r, step in blocked_at.items():
+        for k in range(step * D, step * D + fifos_per_rank):
+            path = Path(root) / f"{read_rank(r, k % D, ranks)}_{k % D}" / f"file-{k // D}"
+            path.unlink()
+            os.mkfifo(path)
+            fifos.append(path)
+    return fifos
+
+
+class Release(threading.Thread):
+    """Once every pipe has a reader, waits longer than the timer and then
+    writes each an object's worth of data: the blocked ranks go on past
+    stonewall_timer."""
+
+    def __init__(self, fifos):
+        super().__init__(daemon=True)
+        self.fifos, self.error = fifos, None
+
+    def run(self):
+        fds, deadline = {}, time.monotonic() + 120
+        try:
+            while len(fds) < len(self.fifos):
+                for f in self.fifos:
+                    if f in fds:
+                        continue
+                    try:
+                        fds[f] = os.open(f, os.O_WRONLY | os.O_NONBLOCK)
+                    except OSError as e:
+                        if e.errno != errno.ENXIO:
+                            raise
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no rank opened {[str(f) for f in self.fifos if f not in fds]}")
+                time.sleep(0.001)
+            time.sleep(TIMER + 0.1)
+            for fd in fds.values():
+                os.write(fd, b"x" * BS)     # below PIPE_BUF: one read takes it all
+        except Exception as e:     # noqa: BLE001 (reported by the test)
+            self.error = e
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+
+
+def opts(engine, **more):
+    return {**dict(numjobs=N, datasets=D, precreate_per_set=P, steps_per_set=I, iodepth=depth(engine)), **more}
+
+
+def rank_of(j):
+    return int(re.match(r"mdfio rank=(\d+)", j["desc"]).group(1))
+
+
+def rank_steps(jobs):
+    """{rank: steps} of fio's JSON jobs: a rank's units (read's total_ios)
+    over D, by the rank each job's description names."""
+    out = {}
+    for j in jobs:
+        assert j["read"]["total_ios"] % D == 0, j["read"]
+        out[rank_of(j)] = j["read"]["total_ios"] // D
+    return out
+
+
+def positions(root):
+    """Each rank's FIFO position in the status file."""
+    text = (Path(root) / "mdfio.status").read_text()
+    return {int(m[1]): int(m[2]) for m in re.finditer(r"^rank (\d+) \w+ (\d+) ", text, re.M)}
+
+
+def holds(n, pos):
+    """What every dataset holds when each rank r has moved from 0 to
+    pos[r]: what its reader (rank X+1+d) has not deleted, up to what its
+    writer (rank X-1-d) has created."""
+    return {f"{x}_{d}": list(range(pos[(x + d + 1) % n], pos[(x - d - 1) % n] + P))
+            for x in range(n) for d in range(D)}
+
+
+def blocked_benchmark(tmpfs, tmp_path, engine, **extra):
+    """A precreate, then a benchmark in which the ranks are blocked at
+    BLOCKED_AT past the timer; returns the benchmark's FioRun."""
+    run_fio(job(["precreate"], tmpfs, **opts(engine), engine=engine), tmp_path, check=True)
+    release = Release(block(tmpfs, N, BLOCKED_AT, depth(engine)))
+    release.start()
+    run = run_fio(job(["benchmark"], tmpfs, **opts(engine, stonewall_timer=TIMER, **extra), engine=engine),
+                  tmp_path, check=True)
+    release.join()
+    assert release.error is None, release.error
+    return run
+
+
+def report(*paths, args=()):
+    return subprocess.run([str(SOURCE_ROOT / "tools" / "mdfio-report"), *args, *map(str, paths)],
+                          capture_output=True, text=True)
+
+
+def test_timer_alone_stops_each_rank_at_its_step_and_a_cleanup_empties_the_namespace(tmpfs, tmp_path, engine):
+    run = blocked_benchmark(tmpfs, tmp_path, engine)
+    steps = rank_steps(run.jobs())
+    assert steps == {r: stopped_after(engine, b) for r, b in BLOCKED_AT.items()}
+    assert run.mdfio_lines() == []
+    # each rank moved by the steps it did (md-workbench: one fewer), and
+    # every dataset holds a contiguous FIFO between its reader and writer
+    assert positions(tmpfs) == steps
+    assert namespace(tmpfs) == holds(N, steps)
+    # stonewall-iter: the most steps of a rank the timer stopped
+    rep = report(tmp_path / "job-1.json")
+    assert rep.returncode == 0, rep.stderr
+    line = next(x for x in rep.stdout.splitlines() if x.startswith("benchmark "))
+    assert f"(0 errs) stonewall-iter:{max(steps.values())} " in line
+    rec = json.loads(report(tmp_path / "job-1.json", args=["--json", "--process-reports"]).stdout)["records"]
+    assert [r["stonewall_iter"] for r in rec] == [max(steps.values())] + [steps[r] for r in range(N)]
+
+    # a benchmark whose steps could read beyond what a writer made is
+    # refused, before anything is touched
+    spread = max(steps.values()) - min(steps.values())
+    before = namespace(tmpfs)
+    too_far = run_fio(job(["benchmark"], tmpfs, **opts(engine, steps_per_set=P - spread + 1), engine=engine),
+                      tmp_path, check=False)
+    assert f"use steps_per_set={P - spread} at most, or phase=cleanup" in too_far.stderr, too_far.stderr
+    assert namespace(tmpfs) == before and positions(tmpfs) == steps
+
+    # the next repeat goes on from each rank's own position; then the
+    # cleanup removes every object of every rank, and every dataset
+    more = run_fio(job(["benchmark", "cleanup"], tmpfs, **opts(engine, stonewall_timer=TIMER), engine=engine),
+                   tmp_path, check=True)
+    for j in more.jobs("benchmark-0"):
+        assert all(j[k]["drop_ios"] == 0 for k in ("read", "write", "trim")), j
+    for j in more.jobs("cleanup-1"):
+        assert j["trim"]["drop_ios"] == 0 and j["trim"]["short_ios"] == 0, j["trim"]
+    assert [x for x in more.mdfio_lines() if "differ (a benchmark stopped by stonewall_timer" not in x] == []
+    assert os.listdir(tmpfs) == []
+
+
+def test_wear_out_takes_every_rank_to_the_most_steps_of_any(tmpfs, tmp_path, engine):
+    run = blocked_benchmark(tmpfs, tmp_path, engine, stonewall_wear_out=1)
+    most = max(stopped_after(engine, b) for b in BLOCKED_AT.values())
+    assert rank_steps(run.jobs()) == {r: most for r in range(N)}
+    assert run.mdfio_lines() == []
+    assert positions(tmpfs) == {r: most for r in range(N)}
+    assert namespace(tmpfs) == holds(N, {r: most for r in range(N)})
+    rep = report(tmp_path / "job-1.json")
+    assert f"(0 errs) stonewall-iter:{most} " in rep.stdout, rep.stdout
+    run_fio(job(["cleanup"], tmpfs, **opts(engine), engine=engine), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+def test_wear_out_without_the_timer_never_hits_still_does_every_step(tmpfs, tmp_path):
+    """-W with a timer the benchmark never reaches: every rank does all
+    steps, and md-workbench's stonewall-iter is then steps_per_set."""
+    run_fio(job(["precreate"], tmpfs, **opts("posix")), tmp_path, check=True)
+    run = run_fio(job(["benchmark"], tmpfs, **opts("posix", stonewall_timer=3600, stonewall_wear_out=1)),
+                  tmp_path, check=True)
+    assert rank_steps(run.jobs()) == {r: I for r in range(N)}
+    assert f"(0 errs) stonewall-iter:{I} " in report(tmp_path / "job-1.json").stdout
+
+
+def test_wear_out_across_two_fio_processes(tmpfs, tmp_path):
+    """Two fio processes of two clones each share the root (as srun starts
+    them): the ranks of both agree on the most steps of any. Rank 0 is not
+    blocked: it does every step, then waits in the exchange for the blocked
+    ranks, past the timer, and that wait is not its phase time (as
+    md-workbench leaves its MPI_Allreduce out of T)."""
+    n, blocked_at = 4, {1: 2, 2: 6, 3: 4}
+    common = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
+
+    def both(phases, **more):
+        text = mdfio.fio.jobfile(phases, tmpfs, engine_path(), **common, **more)
+        jobfile = tmp_path / f"{phases[0]}.fio"
+        jobfile.write_text(text)
+        procs = [subprocess.Popen(["fio", "--eta=never", "--output-format=json",
+                                   f"--output={tmp_path}/{phases[0]}{p}.json", str(jobfile)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2"})) for p in (0, 1)]
+        errs = [p.communicate(timeout=300)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errs
+        assert not any(line.startswith("mdfio:") for e in errs for line in e.splitlines()), errs
+        return [tmp_path / f"{phases[0]}{p}.json" for p in (0, 1)]
+
+    both(["precreate"])
+    release = Release(block(tmpfs, n, blocked_at, 1))
+    release.start()
+    outs = both(["benchmark"], stonewall_timer=TIMER, stonewall_wear_out=1)
+    release.join()
+    assert release.error is None, release.error
+    jobs = [j for out in outs for j in json.loads(out.read_text())["jobs"]]
+    assert rank_steps(jobs) == {r: I for r in range(n)}
+    assert positions(tmpfs) == {r: I for r in range(n)}
+    free = next(j for j in jobs if rank_of(j) == 0)
+    # its fio ran until the blocked ranks came, more than the timer; its
+    # phase time is its steps alone
+    assert free["read"]["runtime"] > TIMER * 1000
+    assert free["read"]["slat_ns"]["max"] < TIMER * 1e9
+    rep = report(*outs)
+    assert rep.returncode == 0 and f"(0 errs) stonewall-iter:{I} " in rep.stdout, rep.stdout + rep.stderr
+    both(["cleanup"])
+    assert os.listdir(tmpfs) == []
+
+
+@pytest.mark.parametrize("opt,line", [
+    (dict(stonewall_wear_out=1),
+     "mdfio: stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer "
+     "stops the ranks (md-workbench -W with -w)"),
+    (dict(stonewall_timer="soon"), "mdfio: stonewall_timer=soon: expected an integer from 0 to 4294967295"),
+    (dict(stonewall_timer=1, stonewall_wear_out=2), "mdfio: stonewall_wear_out=2: expected an integer from 0 to 1"),
+    (dict(runtime=10), "mdfio: runtime must not be set: fio's clock would stop a phase in mid-step and leave "
+     "the namespace interrupted; use stonewall_timer=<seconds> instead (md-workbench -w, which stops the "
+     "benchmark at a step boundary), with stonewall_wear_out=1 for -W"),
+    (dict(time_based=1), "mdfio: time_based must not be set: fio's clock would stop a phase in mid-step and "
+     "leave the namespace interrupted; use stonewall_timer=<seconds> instead (md-workbench -w, which stops the "
+     "benchmark at a step boundary), with stonewall_wear_out=1 for -W"),
+])
+def test_refusals_are_one_line_and_touch_nothing(tmpfs, tmp_path, opt, line):
+    run = run_fio(job(["precreate", "benchmark"], tmpfs, **opts("posix", **opt)), tmp_path, check=False)
+    assert run.mdfio_lines() == [line], run.stderr
+    assert os.listdir(tmpfs) == []
