@@ -36,11 +36,15 @@ char *mdfio_status_format(const struct mdfio_status *st)
 	buf = malloc(len);
 	if (!buf)
 		return NULL;
+	/* version 3 only adds the root's line: a namespace in a root the user
+	 * made stays readable by an mdfio that knows version 2 */
 	n = (size_t)snprintf(buf, len,
-		"mdfio-status 2\nranks %" PRIu32 "\ndatasets %" PRIu32
+		"mdfio-status %d\nranks %" PRIu32 "\ndatasets %" PRIu32
 		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
-		"\nstart-index %" PRIu64 "\nleft %" PRIu32 " %s\n", st->ranks,
+		"\nstart-index %" PRIu64 "\n%sleft %" PRIu32 " %s\n",
+		st->root_created ? 3 : 2, st->ranks,
 		st->datasets, st->precreate, st->object_size, st->start,
+		st->root_created ? "root created-by-mdfio\n" : "",
 		st->left, st->left_run[0] ? st->left_run : "-");
 	for (r = 0; r < st->ranks; r++) {
 		const struct mdfio_rank_rec *rec = &st->rank[r];
@@ -91,13 +95,15 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	int i, version;
 
 	memset(st, 0, sizeof(*st));
-	/* version 1 has no steps in its rank lines */
+	/* version 1 has no steps in its rank lines, 3 a line for the root */
 	if (!strncmp(p, "mdfio-status 1\n", 15)) {
 		version = 1;
 	} else if (!strncmp(p, "mdfio-status 2\n", 15)) {
 		version = 2;
+	} else if (!strncmp(p, "mdfio-status 3\n", 15)) {
+		version = 3;
 	} else {
-		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' or '2' first line)");
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1', '2' or '3' first line)");
 		return -1;
 	}
 	p += 15;
@@ -116,6 +122,16 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	st->precreate = v[2];
 	st->object_size = v[3];
 	st->start = v[4];
+	if (version == 3) {
+		static const char root_line[] = "root created-by-mdfio\n";
+
+		if (strncmp(p, root_line, sizeof(root_line) - 1)) {
+			mdfio_reason(msg, msglen, "malformed line where 'root created-by-mdfio' belongs");
+			return -1;
+		}
+		p += sizeof(root_line) - 1;
+		st->root_created = 1;
+	}
 	{
 		char run[MDFIO_RUN_LEN];
 		unsigned int left;

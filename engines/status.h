@@ -40,6 +40,9 @@ struct mdfio_status {
 	uint32_t left;			/* ranks of job left_run that are done */
 	char left_run[MDFIO_RUN_LEN];
 	struct mdfio_rank_rec *rank;	/* ranks entries, malloc'd */
+	/* the precreate created the root (mdfio-status 3), so the cleanup
+	 * that empties the namespace removes it */
+	int root_created;
 };
 
 const char *mdfio_phase_name(enum mdfio_phase p);
@@ -81,5 +84,6 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen);
 int mdfio_status_write(int fd, const struct mdfio_status *st);
 void mdfio_status_unlock(int fd);
+
 
 #endif

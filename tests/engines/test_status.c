@@ -15,7 +15,7 @@
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
 {
-	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL };
+	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL, 0 };
 	uint32_t r;
 
 	st.rank = calloc(ranks, sizeof(*st.rank));
@@ -191,8 +191,32 @@ static void test_file(void)
 	CHECK(!rmdir(dir), "only the status file was left behind");
 }
 
+/* Version 3 only where the precreate created the root; 1 and 2 still read */
+static void test_root_created(void)
+{
+	struct mdfio_status st = make(1, MDFIO_RS_READY, 0, "r"), back;
+	char msg[256], *text;
+
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 2\n", 15) && !strstr(text, "root"), "a root given: %s", text);
+	free(text);
+	st.root_created = 1;
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 3\n", 15) && strstr(text, "\nroot created-by-mdfio\nleft "),
+	      "a root created: %s", text);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)) && back.root_created, "parse 3: %s", msg);
+	mdfio_status_free(&back);
+	free(text);
+	CHECK(mdfio_status_parse("mdfio-status 3\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 0 -\n",
+				 &back, msg, sizeof(msg)) && strstr(msg, "root created-by-mdfio"),
+	      "version 3 without its root line: %s", msg);
+	mdfio_status_free(&st);
+}
+
 int main(void)
 {
+	test_root_created();
 	test_roundtrip();
 	test_steps();
 	test_enter();
