@@ -194,6 +194,9 @@ static int engine_init(struct thread_data *td)
 	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
 						  j->log_prefix, sizeof(j->log_prefix)))
 		return 1;
+	if (eo->run_info_file && mdfio_option_value("run_info_file", eo->run_info_file,
+						    j->run_info, sizeof(j->run_info)))
+		return 1;
 	if (mdfio_check_read_only_root(j))
 		return 1;
 	/* once claimed, a rank that cannot start stops the whole run at its
@@ -613,7 +616,7 @@ static void engine_cleanup(struct thread_data *td)
 	mdfio_job_ended(td->o.directory);
 	close(j->root_fd);
 	/* a phase stopped short fails its job, as one with errors does */
-	if ((report_errors(j) || (j->entered && !complete)) && !td->error)
+	if ((report_errors(j) || (j->entered && !complete) || j->late_error) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	mdfio_datasets_free(j);
 	mdfio_pattern_free(&j->pattern);

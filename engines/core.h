@@ -95,6 +95,10 @@ struct mdfio_options {
 	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
 	unsigned int packet_type;	/* enum mdfio_packet */
 	int random_seed;	/* md-workbench -G */
+	char *run_info_file;	/* md-workbench --run-info-file; unset: none */
+	/* md-workbench --ignore-precreate-errors: a create error is counted,
+	 * not the end of the run */
+	unsigned int ignore_precreate_errors;
 };
 
 

@@ -126,6 +126,17 @@ struct mdfio_job {
 	/* per-operation latency log (md-workbench -L), streamed */
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
+	/* md-workbench's run-info file (run_info_file; "": none), the
+	 * position it held when the phase was entered (run_info_have: it
+	 * existed), and whether this phase adopts a namespace md-workbench
+	 * made (there is no status file, only the run-info file) */
+	char run_info[PATH_MAX];
+	int run_info_have;
+	uint64_t run_info_pos;
+	int adopt;
+	/* an error after the phase's units (the run-info file not written):
+	 * the job fails */
+	int late_error;
 	uint64_t log_iter;
 	uint64_t t0;		/* ns: the phase began (its first unit started) */
 	/* units per io_u of a synchronous interface, and a failed unit

@@ -183,6 +183,8 @@ MDFIO_U32_OPT(cb_datasets, "datasets", struct mdfio_options, datasets, 1, UINT32
 MDFIO_U32_OPT(cb_rank_offset, "rank_offset", struct mdfio_options, rank_offset, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_read_only, "read_only", struct mdfio_options, read_only, 0, 1)
 MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 0, 1)
+MDFIO_U32_OPT(cb_ignore_precreate_errors, "ignore_precreate_errors", struct mdfio_options,
+	      ignore_precreate_errors, 0, 1)
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
@@ -347,6 +349,10 @@ const struct fio_option mdfio_core_options[] = {
 	    "md-workbench --dataPacketType: t, o, i or r (timestamp, offset, incompressible, random)"),
 	MDFIO_OPT("random_seed", cb_random_seed, "0",
 	    "md-workbench -G: the seed of the object content (md-workbench's default is the clock; give both the same)"),
+	MDFIO_STR_OPT("run_info_file", struct mdfio_options, run_info_file,
+	    "md-workbench --run-info-file: written with the FIFO position after a precreate or benchmark, read to adopt a namespace md-workbench made (value|default; empty: none)"),
+	MDFIO_OPT("ignore_precreate_errors", cb_ignore_precreate_errors, "0",
+	    "md-workbench --ignore-precreate-errors: 1 counts a failed create of a precreate or benchmark and goes on; 0 ends the run at the first"),
 	{ .name = NULL },
 };
 

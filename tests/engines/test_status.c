@@ -214,9 +214,61 @@ static void test_root_created(void)
 	mdfio_status_free(&st);
 }
 
+/* md-workbench's run-info file: exactly "pos: <n>", and never replacing
+ * anything else */
+static void test_run_info(void)
+{
+	char dir[] = "/tmp/mdfio-runinfo-XXXXXX", path[300], target[300], msg[256], buf[64];
+	uint64_t pos = 1;
+	int fd;
+	ssize_t n;
+
+	CHECK(!mdfio_run_info_parse("pos: 0\n", &pos) && pos == 0, "pos: 0");
+	CHECK(!mdfio_run_info_parse("pos: 3000", &pos) && pos == 3000, "no newline");
+	CHECK(mdfio_run_info_parse("pos: -1\n", &pos), "negative");
+	CHECK(mdfio_run_info_parse("pos: 1\n\n", &pos), "two newlines");
+	CHECK(mdfio_run_info_parse("pos:1\n", &pos), "no space");
+	CHECK(mdfio_run_info_parse("mdfio-status 2\n", &pos), "a status file");
+	CHECK(mdfio_run_info_parse("pos: 99999999999999999999\n", &pos), "overflow");
+	CHECK(mdfio_run_info_format(buf, sizeof(buf), 42) == 8 && !strcmp(buf, "pos: 42\n"), "format");
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/info", dir);
+	CHECK(mdfio_run_info_read(path, &pos, msg, sizeof(msg)) == ENOENT, "missing");
+	CHECK(!mdfio_run_info_write(path, 7, msg, sizeof(msg)), "write: %s", msg);
+	CHECK(!mdfio_run_info_read(path, &pos, msg, sizeof(msg)) && pos == 7, "read: %s", msg);
+	CHECK(!mdfio_run_info_write(path, 12, msg, sizeof(msg)), "rewrite: %s", msg);
+	fd = open(path, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHECK(n == 8 && !memcmp(buf, "pos: 12\n", 8), "the bytes md-workbench writes");
+	/* a foreign file and a symlink stay as they are */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, "keep me\n", 8) == 8, "foreign");
+	close(fd);
+	CHECK(mdfio_run_info_write(path, 1, msg, sizeof(msg)) == EINVAL &&
+	      strstr(msg, "not an md-workbench run-info file"), "foreign replaced: %s", msg);
+	fd = open(path, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHECK(n == 8 && !memcmp(buf, "keep me\n", 8), "foreign file changed");
+	unlink(path);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(write(fd, "pos: 1\n", 7) == 7, "target");
+	close(fd);
+	CHECK(!symlink(target, path), "symlink");
+	CHECK(mdfio_run_info_write(path, 2, msg, sizeof(msg)) == EINVAL, "written through a symlink");
+	CHECK(readlink(path, buf, sizeof(buf)) > 0, "the symlink was replaced");
+	unlink(path);
+	unlink(target);
+	CHECK(!rmdir(dir), "a temporary file was left behind");
+}
+
 int main(void)
 {
 	test_root_created();
+	test_run_info();
 	test_roundtrip();
 	test_steps();
 	test_enter();
