@@ -183,6 +183,7 @@ static int engine_init(struct thread_data *td)
 	j->size = td->o.bs[j->ph->ddir];
 	j->read_only = eo->read_only;
 	j->verify = eo->verify_read;
+	j->ignore_create_errors = (int)eo->ignore_precreate_errors;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
 	while (op_ddir[j->count_op] != j->ph->ddir)
 		j->count_op++;
@@ -262,6 +263,21 @@ count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *nam
 	}
 }
 
+/* md-workbench ends the run at the first object it cannot create, in the
+ * precreate and in the benchmark, unless told to ignore such errors: this
+ * rank starts no further unit, and the run's other ranks stop at their next
+ * barrier. */
+static void __attribute__((cold, noinline))
+create_failed(struct mdfio_job *j, int err, const char *dir, const char *name)
+{
+	if (j->halted)
+		return;
+	j->halted = 1;
+	mdfio_error("rank %" PRIu32 " %s: cannot create %s/%s: %s; the run stops here (ignore_precreate_errors=1 counts such errors and goes on)",
+		    j->rank, mdfio_phase_name(j->phase), dir, name, strerror(err));
+	mdfio_stop_run(j);
+}
+
 /* Runs once per request: inlined into unit_next, the hot path; recover.c
  * calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
@@ -285,6 +301,8 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
 	count_error(&j->op[op], err, dir, name);
+	if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
+		create_failed(j, err, dir, name);
 }
 
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
@@ -357,7 +375,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 	struct mdfio_unit *u = j->free_unit;
 	uint64_t k = j->next;
 
-	if (k >= j->units || !u) {
+	if (k >= j->units || !u || j->halted) {
 		/* fio asked for more than the phase holds (or this is a spare
 		 * repeat section, with none): stop it there */
 		if (!j->in_flight)
@@ -573,9 +591,10 @@ static uint64_t report_errors(struct mdfio_job *j)
 	for (op = 0; op < MDFIO_OP_NR; op++) {
 		const struct mdfio_op_errors *c = &j->op[op];
 
-		if (!c->count)
-			continue;
 		total += c->count;
+		/* a create that stopped the run has said so */
+		if (!c->count || (op == MDFIO_OP_CREATE && j->halted && c->count == 1))
+			continue;
 		mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
 			  j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
 			  c->count > 1 ? "s" : "", c->first_path,
@@ -597,7 +616,9 @@ static void engine_cleanup(struct thread_data *td)
 		j->be->exit(j->priv);
 	if (j->rec_dir)
 		closedir(j->rec_dir);
-	complete = j->units && j->finished == j->units;
+	/* a rank that stopped the run may have ended its last units after
+	 * the failed create */
+	complete = j->units && j->finished == j->units && !j->halted;
 	mdfio_close_logs(j, 0);
 	/* fio counts no short I/O of an mdfio job (an object is never half
 	 * transferred through an io_u): the slot carries the datasets a phase

@@ -89,6 +89,9 @@ struct mdfio_job {
 	uint64_t precreate, steps, start, pos;
 	size_t size;
 	int read_only, verify, recover;
+	/* ignore_precreate_errors: a failed create is counted; else it stops
+	 * the run (halted: no unit starts any more) */
+	int ignore_create_errors, halted;
 	int start_set;		/* start_index was given */
 	uint64_t ns_start;	/* the namespace's first index (its status) */
 	/* the root is on a read-only mount: a read_only benchmark runs there
@@ -201,6 +204,9 @@ int mdfio_check_read_only_root(struct mdfio_job *j);
  * other ranks stop at their next barrier instead of waiting for it. */
 int mdfio_join_run(struct mdfio_job *j);
 int mdfio_abort_run(struct mdfio_job *j);
+/* This rank failed in mid-phase (its line printed last): every rank of the
+ * run meets the refusal at its next barrier, and no later phase starts. */
+void mdfio_stop_run(struct mdfio_job *j);
 /* The barrier of step (0: the previous phase has ended everywhere; 1: every
  * rank has checked that it can start this one). One line and 1 if it
  * fails, and this rank has left the run. */
@@ -214,6 +220,10 @@ void mdfio_leave_run(struct mdfio_job *j);
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
+/* A rank on root failed in mid-phase, for why: every later job of this fio
+ * on root refuses to start (mdfio_reservation_stopped copies why). */
+void mdfio_reservation_stop(const char *root, const char *why);
+int mdfio_reservation_stopped(const char *root, char *why, size_t len);
 /* Every job on root calls it at its end, however it ends. */
 void mdfio_job_ended(const char *root);
 

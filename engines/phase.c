@@ -163,6 +163,8 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 	uint64_t pos;
 	int recover = 0;
 
+	if (mdfio_reservation_stopped(j->root, msg, sizeof(msg)))
+		return mdfio_error("this run stopped before this phase (%s)", msg);
 	/* a file that is not md-workbench's is refused before any phase
 	 * touches anything, as it will not be replaced at its end */
 	if (j->run_info[0]) {

@@ -31,6 +31,14 @@ static struct reservation held[MDFIO_ROOTS_MAX];
 static unsigned int nr_held;
 /* jobs of each root not ended yet: shared by the processes fio forks */
 static unsigned int *jobs_left;
+/* What the jobs of each root tell each other, shared likewise: a rank
+ * failed in mid-phase (its line, as the root's later jobs in this fio
+ * refuse with it). */
+struct root_state {
+	int lock, stopped;
+	char why[1024];
+};
+static struct root_state *shared;
 
 static struct reservation *find(const char *root)
 {
@@ -40,6 +48,24 @@ static struct reservation *find(const char *root)
 		if (!strcmp(held[i].root, root))
 			return &held[i];
 	return NULL;
+}
+
+static struct root_state *lock_state(const char *root)
+{
+	struct reservation *res = find(root);
+	struct root_state *st;
+
+	if (!res || !shared)
+		return NULL;
+	st = &shared[res - held];
+	while (__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE))
+		;
+	return st;
+}
+
+static void unlock_state(struct root_state *st)
+{
+	__atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* The jobs (clones included) that will run on td's root, each of which
@@ -97,6 +123,12 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			jobs_left = NULL;
 			return mdfio_error("cannot map the job counts: %s", strerror(errno));
 		}
+		shared = mmap(NULL, sizeof(*shared) * MDFIO_ROOTS_MAX, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (shared == MAP_FAILED) {
+			shared = NULL;
+			return mdfio_error("cannot map the runs' states: %s", strerror(errno));
+		}
 	}
 	res = &held[nr_held];
 	snprintf(res->root, sizeof(res->root), "%s", root);
@@ -127,6 +159,34 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 	const struct reservation *res = find(root);
 
 	return res && res->rf.fd >= 0 ? &res->rf : NULL;
+}
+
+void mdfio_reservation_stop(const char *root, const char *why)
+{
+	struct root_state *st = lock_state(root);
+
+	if (!st)
+		return;
+	/* the first failure is the one the run stopped for */
+	if (!st->stopped) {
+		snprintf(st->why, sizeof(st->why), "%s", why);
+		st->stopped = 1;
+	}
+	unlock_state(st);
+}
+
+int mdfio_reservation_stopped(const char *root, char *why, size_t len)
+{
+	struct root_state *st = lock_state(root);
+	int set;
+
+	if (!st)
+		return 0;
+	set = st->stopped;
+	if (set)
+		snprintf(why, len, "%s", st->why);
+	unlock_state(st);
+	return set;
 }
 
 static int status_left(void *arg)
