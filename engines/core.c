@@ -144,7 +144,7 @@ static int engine_init(struct thread_data *td)
 	 * time, without following any */
 	root_fd = open(td->o.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
+		return mdfio_error("directory=%s: not an existing directory (only a precreate creates the root, and only its last component)",
 				 td->o.directory);
 	if (root_fd < 0)
 		return mdfio_error("directory=%s: cannot open it: %s", td->o.directory, strerror(errno));

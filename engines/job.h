@@ -224,6 +224,13 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root);
  * on root refuses to start (mdfio_reservation_stopped copies why). */
 void mdfio_reservation_stop(const char *root, const char *why);
 int mdfio_reservation_stopped(const char *root, char *why, size_t len);
+/* Whether this fio created root (a precreate on a root whose last component
+ * was missing); the status records it, so that the cleanup that empties the
+ * namespace also removes the root. */
+int mdfio_reservation_created(const char *root);
+/* A cleanup removed a namespace whose root mdfio created: the last job of
+ * this fio on root removes the root, after the rank file, if it is empty. */
+void mdfio_reservation_remove_root(const char *root);
 /* Every job on root calls it at its end, however it ends. */
 void mdfio_job_ended(const char *root);
 

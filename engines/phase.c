@@ -319,6 +319,10 @@ int mdfio_commit_phase(struct mdfio_job *j)
 	} else {
 		st.rank[j->rank].state = j->ph->working;
 		st.rank[j->rank].pos = j->pos;
+		/* whichever rank of the run created the status: each fio
+		 * that created the root says so */
+		if (j->ph->makes_datasets && mdfio_reservation_created(j->root))
+			st.root_created = 1;
 		/* a recovery keeps the I it recovers from, so that the window
 		 * of one interrupted in turn is as wide */
 		if (!j->recover)
@@ -395,9 +399,11 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	for (r = 0; r < st.ranks; r++)
 		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
 			   !strcmp(st.rank[r].run, j->run);
-	if (cleaned == st.ranks)
+	if (cleaned == st.ranks) {
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
-	else
+		if (!err && st.root_created)
+			mdfio_reservation_remove_root(j->root);
+	} else
 		err = mdfio_status_write(fd, &st);
 	if (err)
 		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
