@@ -265,8 +265,8 @@ count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *nam
 
 /* md-workbench ends the run at the first object it cannot create, in the
  * precreate and in the benchmark, unless told to ignore such errors: this
- * rank starts no further unit, and the run's other ranks stop at their next
- * barrier. */
+ * rank starts no further unit (the job is done once the units in flight
+ * have ended), and the run's other ranks stop at their next barrier. */
 static void __attribute__((cold, noinline))
 create_failed(struct mdfio_job *j, int err, const char *dir, const char *name)
 {
@@ -425,6 +425,8 @@ static inline __attribute__((always_inline)) int unit_over(struct thread_data *t
 	j->in_flight--;
 	if (++j->finished == j->units)
 		mdfio_phase_over(td, j);
+	else if (j->halted && !j->in_flight)
+		td->done = 1;
 	return 0;
 }
 
@@ -505,6 +507,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	struct mdfio_unit *u;
 	unsigned int n;
 
+	/* a failed create stopped the run: fio must reap the units in flight
+	 * (it reaps nothing once the job is done), and must not take an io_u
+	 * that transfers nothing for an error */
+	if (j->halted && j->in_flight)
+		return FIO_Q_BUSY;
 	if (j->held_failure) {
 		j->held_failure = 0;
 		io_u->error = EIO;
