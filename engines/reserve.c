@@ -27,7 +27,6 @@ struct reservation {
 	uint32_t first, n;
 	int refused;		/* said once; every job of the root refuses */
 	int created;		/* this fio created the root (a precreate's) */
-	struct stat made;	/* then: the directory it created */
 	struct mdfio_rankfile rf;
 };
 
@@ -131,8 +130,7 @@ static int make_root(struct thread_data *td, struct reservation *res)
 		return mdfio_error("directory=%s: cannot create it: %s (mdfio creates only the last component of the root; create its parent first)",
 				   res->root, strerror(errno));
 	}
-	if (!lstat(res->root, &res->made))
-		res->created = 1;
+	res->created = 1;
 	return 0;
 }
 
