@@ -409,7 +409,8 @@ def test_enghelp_lists_every_option(engine):
     out = subprocess.run(["fio", f"--enghelp={engine_path(engine)}"], capture_output=True, text=True,
                          env=fio_env()).stdout
     for opt in ("phase", "datasets", "precreate_per_set", "steps_per_set", "rank_offset",
-                "start_index", "read_only", "verify_read", "repeat", "repeats"):
+                "start_index", "read_only", "verify_read", "repeat", "repeats", "run_info_file",
+                "ignore_precreate_errors"):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
 
 
