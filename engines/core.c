@@ -151,7 +151,7 @@ static int engine_init(struct thread_data *td)
 	 * time, without following any */
 	root_fd = open(td->o.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-		return mdfio_error("directory=%s: not an existing directory (create it; mdfio creates only its own datasets inside)",
+		return mdfio_error("directory=%s: not an existing directory (only a precreate creates the root, and only its last component)",
 				 td->o.directory);
 	if (root_fd < 0)
 		return mdfio_error("directory=%s: cannot open it: %s", td->o.directory, strerror(errno));
@@ -198,6 +198,7 @@ static int engine_init(struct thread_data *td)
 	j->verbose = eo->verbose;
 	j->slow = j->wait_factor != 0 || j->verbose;
 	j->runs_per_iteration = eo->adaptive_waiting ? MDFIO_ADAPTIVE_RUNS : 1;
+	j->ignore_create_errors = (int)eo->ignore_precreate_errors;
 	j->nr_steps = j->read_only ? j->ph->nr_steps_read_only : j->ph->nr_steps;
 	/* md-workbench limits the benchmark only */
 	if (j->phase == MDFIO_BENCHMARK && eo->stonewall_timer) {
@@ -215,6 +216,9 @@ static int engine_init(struct thread_data *td)
 	/* the same for every rank of this fio: before any claims */
 	if (eo->latency_log && mdfio_option_value("latency_log", eo->latency_log,
 						  j->log_prefix, sizeof(j->log_prefix)))
+		return 1;
+	if (eo->run_info_file && mdfio_option_value("run_info_file", eo->run_info_file,
+						    j->run_info, sizeof(j->run_info)))
 		return 1;
 	if (mdfio_check_read_only_root(j))
 		return 1;
@@ -285,6 +289,21 @@ count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *nam
 	}
 }
 
+/* md-workbench ends the run at the first object it cannot create, in the
+ * precreate and in the benchmark, unless told to ignore such errors: this
+ * rank starts no further unit (the job is done once the units in flight
+ * have ended), and the run's other ranks stop at their next barrier. */
+static void __attribute__((cold, noinline))
+create_failed(struct mdfio_job *j, int err, const char *dir, const char *name)
+{
+	if (j->halted)
+		return;
+	j->halted = 1;
+	mdfio_error("rank %" PRIu32 " %s: cannot create %s/%s: %s; the run stops here (ignore_precreate_errors=1 counts such errors and goes on)",
+		    j->rank, mdfio_phase_name(j->phase), dir, name, strerror(err));
+	mdfio_stop_run(j);
+}
+
 /* Runs once per request: inlined into unit_next, the hot path; recover.c
  * calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
@@ -308,6 +327,8 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
 	count_error(&j->op[op], err, dir, name);
+	if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
+		create_failed(j, err, dir, name);
 }
 
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
@@ -549,7 +570,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 	struct mdfio_unit *u = j->free_unit;
 	uint64_t k = j->next;
 
-	if (k >= j->units || !u) {
+	if (k >= j->units || !u || j->halted) {
 		/* fio asked for more than the phase holds (or this is a spare
 		 * repeat section, with none): stop it there */
 		if (!j->in_flight)
@@ -599,6 +620,8 @@ static inline __attribute__((always_inline)) int unit_over(struct thread_data *t
 	j->in_flight--;
 	if (++j->finished == j->units)
 		mdfio_phase_over(td, j);
+	else if (j->halted && !j->in_flight)
+		td->done = 1;
 	return 0;
 }
 
@@ -697,6 +720,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	struct mdfio_unit *u;
 	unsigned int n;
 
+	/* a failed create stopped the run: fio must reap the units in flight
+	 * (it reaps nothing once the job is done), and must not take an io_u
+	 * that transfers nothing for an error */
+	if (j->halted && j->in_flight)
+		return FIO_Q_BUSY;
 	if (j->held_failure) {
 		j->held_failure = 0;
 		io_u->error = EIO;
@@ -792,9 +820,10 @@ static uint64_t report_errors(struct mdfio_job *j)
 	for (op = 0; op < MDFIO_OP_NR; op++) {
 		const struct mdfio_op_errors *c = &j->op[op];
 
-		if (!c->count)
-			continue;
 		total += c->count;
+		/* a create that stopped the run has said so */
+		if (!c->count || (op == MDFIO_OP_CREATE && j->halted && c->count == 1))
+			continue;
 		mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
 			  j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
 			  c->count > 1 ? "s" : "", c->first_path,
@@ -816,7 +845,9 @@ static void engine_cleanup(struct thread_data *td)
 		j->be->exit(j->priv);
 	if (j->rec_dir)
 		closedir(j->rec_dir);
-	complete = j->units && j->finished == j->units;
+	/* a rank that stopped the run may have ended its last units after
+	 * the failed create */
+	complete = j->units && j->finished == j->units && !j->halted;
 	/* ranks waiting in the wear-out's exchange for this one: stop them
 	 * now rather than after join_timeout */
 	if (j->entered && j->sw_timer_ns && j->sw_wear_out && !complete) {
@@ -844,7 +875,7 @@ static void engine_cleanup(struct thread_data *td)
 	mdfio_job_ended(td);
 	close(j->root_fd);
 	/* a phase stopped short fails its job, as one with errors does */
-	if ((report_errors(j) || (j->entered && !complete)) && !td->error)
+	if ((report_errors(j) || (j->entered && !complete) || j->late_error) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	mdfio_datasets_free(j);
 	mdfio_pattern_free(&j->pattern);

@@ -103,6 +103,10 @@ struct mdfio_options {
 	unsigned int adaptive_waiting;	/* md-workbench -T: 8 runs an iteration */
 	unsigned int stonewall_timer;	/* md-workbench -w: s, 0 = off */
 	unsigned int stonewall_wear_out;	/* md-workbench -W */
+	char *run_info_file;	/* md-workbench --run-info-file; unset: none */
+	/* md-workbench --ignore-precreate-errors: a create error is counted,
+	 * not the end of the run */
+	unsigned int ignore_precreate_errors;
 };
 
 

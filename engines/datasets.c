@@ -176,8 +176,13 @@ int mdfio_datasets_make(struct thread_data *td, struct mdfio_job *j)
 			int err = errno;
 
 			count_dataset_error(td, j, DDIR_WRITE, err);
-			return mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
-					 j->rank, ds->path, strerror(err));
+			mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
+				    j->rank, ds->path, strerror(err));
+			/* md-workbench ends the run here unless told to
+			 * ignore it; this rank cannot go on either way */
+			if (!j->ignore_create_errors)
+				mdfio_stop_run(j);
+			return 1;
 		}
 		if (open_one(j, ds, 0)) {
 			count_dataset_error(td, j, DDIR_WRITE, EIO);

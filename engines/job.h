@@ -93,6 +93,9 @@ struct mdfio_job {
 	uint64_t precreate, steps, start, pos;
 	size_t size;
 	int read_only, verify, recover;
+	/* ignore_precreate_errors: a failed create is counted; else it stops
+	 * the run (halted: no unit starts any more) */
+	int ignore_create_errors, halted;
 	int start_set;		/* start_index was given */
 	uint64_t ns_start;	/* the namespace's first index (its status) */
 	/* the root is on a read-only mount: a read_only benchmark runs there
@@ -130,6 +133,17 @@ struct mdfio_job {
 	/* per-operation latency log (md-workbench -L), streamed */
 	FILE *log[MDFIO_OP_NR];
 	char log_prefix[PATH_MAX];
+	/* md-workbench's run-info file (run_info_file; "": none), the
+	 * position it held when the phase was entered (run_info_have: it
+	 * existed), and whether this phase adopts a namespace md-workbench
+	 * made (there is no status file, only the run-info file) */
+	char run_info[PATH_MAX];
+	int run_info_have;
+	uint64_t run_info_pos;
+	int adopt;
+	/* an error after the phase's units (the run-info file not written):
+	 * the job fails */
+	int late_error;
 	uint64_t log_iter;
 	float log_factor;	/* the waiting factor in the logs' names */
 	/* benchmark runs per md-workbench iteration: 1, or with -T
@@ -212,6 +226,9 @@ int mdfio_check_read_only_root(struct mdfio_job *j);
  * other ranks stop at their next barrier instead of waiting for it. */
 int mdfio_join_run(struct mdfio_job *j);
 int mdfio_abort_run(struct mdfio_job *j);
+/* This rank failed in mid-phase (its line printed last): every rank of the
+ * run meets the refusal at its next barrier, and no later phase starts. */
+void mdfio_stop_run(struct mdfio_job *j);
 /* The barrier of step (0: the previous phase has ended everywhere; 1: every
  * rank has checked that it can start this one). One line and 1 if it
  * fails, and this rank has left the run. */
@@ -229,6 +246,17 @@ void mdfio_leave_run(struct mdfio_job *j);
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
+/* A rank on root failed in mid-phase, for why: every later job of this fio
+ * on root refuses to start (mdfio_reservation_stopped copies why). */
+void mdfio_reservation_stop(const char *root, const char *why);
+int mdfio_reservation_stopped(const char *root, char *why, size_t len);
+/* Whether this fio created root (a precreate on a root whose last component
+ * was missing); the status records it, so that the cleanup that empties the
+ * namespace also removes the root. */
+int mdfio_reservation_created(const char *root);
+/* A cleanup removed a namespace whose root mdfio created: the last job of
+ * this fio on root removes the root, after the rank file, if it is empty. */
+void mdfio_reservation_remove_root(const char *root);
 /* Every job calls it at its end, however it ends. */
 void mdfio_job_ended(struct thread_data *td);
 /* Blocks until every clone of the previous mdfio section on td's root in

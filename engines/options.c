@@ -186,6 +186,8 @@ MDFIO_U32_OPT(cb_verify_read, "verify_read", struct mdfio_options, verify_read, 
 MDFIO_U32_OPT(cb_latency_all, "latency_all", struct mdfio_options, latency_all, 0, 1)
 MDFIO_U32_OPT(cb_adaptive_waiting, "adaptive_waiting", struct mdfio_options, adaptive_waiting, 0, 1)
 MDFIO_U32_OPT(cb_verbose, "verbose", struct mdfio_options, verbose, 0, 2)
+MDFIO_U32_OPT(cb_ignore_precreate_errors, "ignore_precreate_errors", struct mdfio_options,
+	      ignore_precreate_errors, 0, 1)
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
 MDFIO_U32_OPT(cb_stonewall_timer, "stonewall_timer", struct mdfio_options, stonewall_timer, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_stonewall_wear_out, "stonewall_wear_out", struct mdfio_options, stonewall_wear_out, 0, 1)
@@ -384,6 +386,10 @@ const struct fio_option mdfio_core_options[] = {
 	    "md-workbench -w: seconds after which a benchmark rank starts no further step (0: off)"),
 	MDFIO_OPT("stonewall_wear_out", cb_stonewall_wear_out, "0",
 	    "md-workbench -W: 1: at stonewall_timer every rank goes on to the most steps any rank of the run did"),
+	MDFIO_STR_OPT("run_info_file", struct mdfio_options, run_info_file,
+	    "md-workbench --run-info-file: written with the FIFO position after a precreate or benchmark, read to adopt a namespace md-workbench made (value|default; empty: none)"),
+	MDFIO_OPT("ignore_precreate_errors", cb_ignore_precreate_errors, "0",
+	    "md-workbench --ignore-precreate-errors: 1 counts a failed create of a precreate or benchmark and goes on; 0 ends the run at the first"),
 	{ .name = NULL },
 };
 

@@ -79,21 +79,64 @@ static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
 	return 0;
 }
 
-static void fill_status(struct mdfio_job *j, struct mdfio_status *st)
+/* The status a new namespace starts with: a precreate's, every rank
+ * precreating from start_index; or that of a namespace md-workbench made
+ * and this phase adopts, every rank ready at the run-info file's position,
+ * changed by no job of mdfio yet. */
+static int fill_status(struct mdfio_job *j, struct mdfio_status *st)
 {
+	uint64_t pos = j->adopt ? j->run_info_pos : j->start;
 	uint32_t r;
 
+	memset(st, 0, sizeof(*st));
+	st->rank = calloc(j->ranks, sizeof(*st->rank));
+	if (!st->rank)
+		return mdfio_error("out of memory");
 	st->ranks = j->ranks;
 	st->datasets = j->datasets;
 	st->precreate = j->precreate;
 	st->object_size = j->size;
-	st->start = j->start;
+	st->start = pos;
 	for (r = 0; r < j->ranks; r++) {
-		st->rank[r].state = MDFIO_RS_PRECREATING;
-		st->rank[r].pos = j->start;
-		st->rank[r].steps = 0;
-		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
+		st->rank[r].state = j->adopt ? MDFIO_RS_READY : MDFIO_RS_PRECREATING;
+		st->rank[r].pos = pos;
+		if (!j->adopt)
+			snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s", j->run);
 	}
+	return 0;
+}
+
+/* A namespace without a status, whose run-info file this phase was given:
+ * every dataset of every rank must be the directory md-workbench's
+ * precreate made. One line and 1 if one is not. */
+static int adoptable(struct mdfio_job *j)
+{
+	char name[MDFIO_DATASET_NAME_MAX];
+	struct stat sb;
+	uint32_t r, d;
+
+	if (j->ro_root)
+		return mdfio_error("run_info_file=%s: %s is on a read-only file system, where mdfio cannot create the %s that adopting md-workbench's namespace needs",
+				   j->run_info, j->root, MDFIO_STATUS_NAME);
+	for (r = 0; r < j->ranks; r++) {
+		for (d = 0; d < j->datasets; d++) {
+			const char *what = NULL;
+
+			mdfio_dataset_name(name, r, d);
+			if (fstatat(j->root_fd, name, &sb, AT_SYMLINK_NOFOLLOW))
+				what = errno == ENOENT ? "is missing" : strerror(errno);
+			else if (S_ISLNK(sb.st_mode))
+				what = "is a symlink";
+			else if (!S_ISDIR(sb.st_mode))
+				what = "is not a directory";
+			if (!what)
+				continue;
+			mdfio_dataset_path(j->path, sizeof(j->path), j->root, r, d);
+			return mdfio_error("run_info_file=%s: cannot adopt md-workbench's namespace: dataset %s %s (nothing was touched)",
+					   j->run_info, j->path, what);
+		}
+	}
+	return 0;
 }
 
 static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
@@ -120,9 +163,25 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 	uint64_t pos;
 	int recover = 0;
 
+	if (mdfio_reservation_stopped(j->root, msg, sizeof(msg)))
+		return mdfio_error("this run stopped before this phase (%s)", msg);
+	/* a file that is not md-workbench's is refused before any phase
+	 * touches anything, as it will not be replaced at its end */
+	if (j->run_info[0]) {
+		int err = mdfio_run_info_read(j->run_info, &j->run_info_pos, msg, sizeof(msg));
+
+		if (err && err != ENOENT)
+			return mdfio_error("run_info_file=%s: %s", j->run_info, msg);
+		j->run_info_have = !err;
+	}
 	if (j->ph->makes_datasets ||
 	    !fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT)
 		return 0;
+	if (j->run_info_have)
+		return 0;	/* adopted on entering, once every rank is here */
+	if (j->run_info[0])
+		return mdfio_error("%s: no namespace here (no %s, and run_info_file=%s does not exist): run phase=precreate first",
+				   j->root, MDFIO_STATUS_NAME, j->run_info);
 	if (mdfio_status_enter(NULL, j->phase, j->rank, j->run, 0, &pos, &recover,
 			       msg, sizeof(msg)))
 		return mdfio_error("%s: %s", j->root, msg);
@@ -146,14 +205,27 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 	}
 	if (*have && status_mismatch(j, st))
 		goto fail;
+	/* md-workbench's namespace: the status it will get, where every rank
+	 * is at the run-info file's position */
+	j->adopt = !*have && !j->ph->makes_datasets && j->run_info_have;
+	if (j->adopt && fill_status(j, st))
+		return 1;
 	j->pos = j->ns_start = j->start;	/* a new namespace's */
-	if (mdfio_status_enter(*have ? st : NULL, j->phase, j->rank, j->run,
+	if (mdfio_status_enter(*have || j->adopt ? st : NULL, j->phase, j->rank, j->run,
 			       j->steps, &j->pos, &j->recover,
 			       msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->root, msg);
 		goto fail;
 	}
-	if (*have && !j->ph->makes_datasets) {
+	/* both files say where the FIFO is; a recovery follows no position */
+	if (*have && j->run_info_have && !j->ph->makes_datasets && !j->recover &&
+	    j->pos != j->run_info_pos) {
+		mdfio_error("run_info_file=%s holds pos: %" PRIu64 " but %s says %" PRIu64
+			    ": which is right? (nothing was touched)",
+			    j->run_info, j->run_info_pos, j->status_path, j->pos);
+		goto fail;
+	}
+	if ((*have || j->adopt) && !j->ph->makes_datasets) {
 		/* md-workbench's --start-item names the namespace's first
 		 * index (one jobfile gives it to every phase) or, in a run of
 		 * its own, where the FIFO is now; any other value would aim at
@@ -199,6 +271,10 @@ int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat)
 		return mdfio_error("%s already exists: refusing to precreate over it (nothing was touched)",
 				   j->path);
 	}
+	if (j->adopt && adoptable(j)) {
+		mdfio_close_logs(j, 1);
+		return 1;
+	}
 	/* every dataset the units use, before anything is touched; the other
 	 * phases' log names need the position */
 	if (mdfio_datasets_open(j) ||
@@ -220,14 +296,13 @@ int mdfio_commit_phase(struct mdfio_job *j)
 	 * benchmark does not move the position) */
 	if (j->ro_root)
 		return 0;
-	/* the first rank of a precreate creates the status; a sibling may
-	 * have done so since this rank looked */
-	while (j->ph->makes_datasets &&
+	/* the first rank of a precreate, or of a phase that adopts
+	 * md-workbench's namespace, creates the status; a sibling may have
+	 * done so since this rank looked */
+	while ((j->ph->makes_datasets || j->adopt) &&
 	       fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW) && errno == ENOENT) {
-		st.rank = calloc(j->ranks, sizeof(*st.rank));
-		if (!st.rank)
-			return mdfio_error("out of memory");
-		fill_status(j, &st);
+		if (fill_status(j, &st))
+			return 1;
 		err = mdfio_status_create(j->root_fd, &st);
 		mdfio_status_free(&st);
 		if (err && err != EEXIST)
@@ -244,6 +319,10 @@ int mdfio_commit_phase(struct mdfio_job *j)
 	} else {
 		st.rank[j->rank].state = j->ph->working;
 		st.rank[j->rank].pos = j->pos;
+		/* whichever rank of the run created the status: each fio
+		 * that created the root says so */
+		if (j->ph->makes_datasets && mdfio_reservation_created(j->root))
+			st.root_created = 1;
 		/* a recovery keeps the I it recovers from, so that the window
 		 * of one interrupted in turn is as wide */
 		if (!j->recover)
@@ -260,6 +339,26 @@ int mdfio_commit_phase(struct mdfio_job *j)
 		return 1;
 	j->entered = 1;
 	return 0;
+}
+
+/* md-workbench stores the position its next run starts from after every
+ * run without a cleanup, and only if it got there: the last rank out of a
+ * precreate or benchmark that every rank completed writes it. */
+static void store_position(struct mdfio_job *j, const struct mdfio_status *st)
+{
+	char msg[512];
+	uint32_t r;
+
+	if (!j->run_info[0] || j->ph->removes_datasets)
+		return;
+	for (r = 0; r < st->ranks; r++)
+		if (st->rank[r].state != j->ph->done || strcmp(st->rank[r].run, j->run) ||
+		    st->rank[r].pos != st->rank[0].pos)
+			return;
+	if (mdfio_run_info_write(j->run_info, st->rank[0].pos, msg, sizeof(msg))) {
+		mdfio_error("run_info_file=%s: %s", j->run_info, msg);
+		j->late_error = 1;
+	}
 }
 
 /* Leaves the phase: records the new position; the last rank out of a
@@ -302,12 +401,16 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	for (r = 0; r < st.ranks; r++)
 		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
 			   !strcmp(st.rank[r].run, j->run);
-	if (cleaned == st.ranks)
+	if (cleaned == st.ranks) {
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
-	else
+		if (!err && st.root_created)
+			mdfio_reservation_remove_root(j->root);
+	} else
 		err = mdfio_status_write(fd, &st);
 	if (err)
 		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
+	else if (last)
+		store_position(j, &st);
 	mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
 	return last;

@@ -5,6 +5,7 @@
  * threads, claim their ranks through its open file, and the last one gives
  * the reservation up: fio has no hook in its main process after the jobs,
  * and a fio server's run ends in _exit(). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -28,6 +30,7 @@ struct reservation {
 	int dirfd;
 	uint32_t first, n;
 	int refused;		/* said once; every job of the root refuses */
+	int created;		/* this fio created the root (a precreate's) */
 	struct mdfio_rankfile rf;
 };
 
@@ -38,6 +41,15 @@ static unsigned int *jobs_left;
 /* clones ended of each job section, by the thread number of its first
  * clone: shared by the processes fio forks, and a futex word each */
 static uint32_t *clones_ended;
+/* What the jobs of each root tell the last of them, shared likewise: a
+ * rank failed in mid-phase (its line, as the root's later jobs in this fio
+ * refuse with it), and a cleanup removed a namespace whose root mdfio
+ * created. */
+struct root_state {
+	int lock, stopped, remove;
+	char why[1024];
+};
+static struct root_state *shared;
 
 static struct reservation *find(const char *root)
 {
@@ -47,6 +59,24 @@ static struct reservation *find(const char *root)
 		if (!strcmp(held[i].root, root))
 			return &held[i];
 	return NULL;
+}
+
+static struct root_state *lock_state(const char *root)
+{
+	struct reservation *res = find(root);
+	struct root_state *st;
+
+	if (!res || !shared)
+		return NULL;
+	st = &shared[res - held];
+	while (__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE))
+		;
+	return st;
+}
+
+static void unlock_state(struct root_state *st)
+{
+	__atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
 }
 
 /* The jobs (clones included) that will run on td's root, each of which
@@ -77,6 +107,38 @@ static int count_jobs(struct thread_data *td, unsigned int *n)
 	return mdfio_error("directory=%s: jobs %s and %s use different mdfio engines (%s, %s); run each engine in a fio of its own",
 			   td->o.directory, first->o.name, other->o.name, first->io_ops->name,
 			   other->io_ops->name);
+}
+
+/* md-workbench's precreate creates its root (-o); so does a precreate job
+ * of this fio on a root whose last component alone is missing (fio's own
+ * directory= refuses a missing one when it parses the jobfile; root= sets
+ * it unchecked). Only the last component: a missing parent is a mistyped
+ * path far more often than a wish. One line and 1 if it cannot. */
+static int make_root(struct thread_data *td, struct reservation *res)
+{
+	struct thread_data *t;
+	struct stat sb;
+	int i, precreate = 0;
+
+	if (!lstat(res->root, &sb) || (errno != ENOENT && errno != ENOTDIR))
+		return 0;	/* the job's own checks say what is wrong */
+	for_each_td(t, i)
+		precreate |= t->io_ops == td->io_ops && t->o.directory &&
+			     !strcmp(t->o.directory, res->root) && t->eo &&
+			     ((const struct mdfio_options *)t->eo)->phase == MDFIO_PRECREATE + 1;
+	if (!precreate)
+		return 0;
+	/* md-workbench's DIRMODE, less the umask */
+	if (mkdir(res->root, 0775)) {
+		if (errno == EEXIST)	/* another fio of the run made it */
+			return 0;
+		res->refused = 1;
+		nr_held++;
+		return mdfio_error("directory=%s: cannot create it: %s (mdfio creates only the last component of the root; create its parent first)",
+				   res->root, strerror(errno));
+	}
+	res->created = 1;
+	return 0;
 }
 
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
@@ -112,11 +174,19 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			jobs_left = NULL;
 			return mdfio_error("cannot map the job counts: %s", strerror(errno));
 		}
+		shared = mmap(NULL, sizeof(*shared) * MDFIO_ROOTS_MAX, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (shared == MAP_FAILED) {
+			shared = NULL;
+			return mdfio_error("cannot map the runs' states: %s", strerror(errno));
+		}
 	}
 	res = &held[nr_held];
 	snprintf(res->root, sizeof(res->root), "%s", root);
 	res->rf.fd = -1;
 	if (count_jobs(td, &jobs_left[nr_held]))
+		return 1;
+	if (make_root(td, res))
 		return 1;
 	res->dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (res->dirfd < 0)
@@ -142,6 +212,85 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 	const struct reservation *res = find(root);
 
 	return res && res->rf.fd >= 0 ? &res->rf : NULL;
+}
+
+void mdfio_reservation_stop(const char *root, const char *why)
+{
+	struct root_state *st = lock_state(root);
+
+	if (!st)
+		return;
+	/* the first failure is the one the run stopped for */
+	if (!st->stopped) {
+		snprintf(st->why, sizeof(st->why), "%s", why);
+		st->stopped = 1;
+	}
+	unlock_state(st);
+}
+
+int mdfio_reservation_stopped(const char *root, char *why, size_t len)
+{
+	struct root_state *st = lock_state(root);
+	int set;
+
+	if (!st)
+		return 0;
+	set = st->stopped;
+	if (set)
+		snprintf(why, len, "%s", st->why);
+	unlock_state(st);
+	return set;
+}
+
+int mdfio_reservation_created(const char *root)
+{
+	const struct reservation *res = find(root);
+
+	return res && res->created;
+}
+
+void mdfio_reservation_remove_root(const char *root)
+{
+	struct root_state *st = lock_state(root);
+
+	if (!st)
+		return;
+	st->remove = 1;
+	unlock_state(st);
+}
+
+/* The root, by its path, if it is still the directory this fio opened, and
+ * if it is empty: rmdir fails otherwise, and the root stays with a notice
+ * naming what is in it. */
+static void remove_root(struct reservation *res)
+{
+	struct stat now, opened;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (fstat(res->dirfd, &opened) || lstat(res->root, &now) || now.st_dev != opened.st_dev ||
+	    now.st_ino != opened.st_ino)
+		return;
+	if (!rmdir(res->root))
+		return;
+	if (errno != ENOTEMPTY && errno != EEXIST) {
+		mdfio_notice("directory=%s: mdfio created it but cannot remove it: %s", res->root,
+			     strerror(errno));
+		return;
+	}
+	fd = openat(res->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)) && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")))
+		;
+	mdfio_notice("directory=%s: mdfio created it, but it holds %s%s, which mdfio did not make: left in place",
+		     res->root, e ? "files such as " : "files", e ? e->d_name : "");
+	closedir(d);
 }
 
 static int status_left(void *arg)
@@ -237,4 +386,9 @@ void mdfio_job_ended(struct thread_data *td)
 	/* the last job of this fio on the root: its open file is fio's, so
 	 * this gives fio's reservation up */
 	mdfio_rankfile_unreserve(&res->rf, res->dirfd, res->first, res->n, status_left, res);
+	/* a root mdfio created goes with the namespace: after the rank file,
+	 * which the last rank out of the whole run removes */
+	if ((res->created || (shared && shared[res - held].remove)) && !status_left(res) &&
+	    faccessat(res->dirfd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
+		remove_root(res);
 }

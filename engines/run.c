@@ -178,6 +178,21 @@ int mdfio_abort_run(struct mdfio_job *j)
 	return 1;
 }
 
+void mdfio_stop_run(struct mdfio_job *j)
+{
+	char why[1024];
+
+	if (j->ro_root)
+		return;
+	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) failed: %s",
+		 j->rank, j->host, mdfio_last_error());
+	/* the ranks of this phase that are still at its barrier, and then the
+	 * later phases of this fio: the rank file starts afresh for a phase
+	 * that no rank has claimed yet, so it cannot carry the failure there */
+	mdfio_rankfile_abort(&j->rankfile, why);
+	mdfio_reservation_stop(j->root, why);
+}
+
 /* Whether a failed barrier's reason is the refusal of a rank of this same
  * fio (mdfio_abort_run's line), which that rank has printed already. */
 static int stopped_by_sibling(const struct mdfio_job *j, const char *msg)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,15 @@ char *mdfio_status_format(const struct mdfio_status *st)
 	buf = malloc(len);
 	if (!buf)
 		return NULL;
+	/* version 3 only adds the root's line: a namespace in a root the user
+	 * made stays readable by an mdfio that knows version 2 */
 	n = (size_t)snprintf(buf, len,
-		"mdfio-status 2\nranks %" PRIu32 "\ndatasets %" PRIu32
+		"mdfio-status %d\nranks %" PRIu32 "\ndatasets %" PRIu32
 		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
-		"\nstart-index %" PRIu64 "\nleft %" PRIu32 " %s\n", st->ranks,
+		"\nstart-index %" PRIu64 "\n%sleft %" PRIu32 " %s\n",
+		st->root_created ? 3 : 2, st->ranks,
 		st->datasets, st->precreate, st->object_size, st->start,
+		st->root_created ? "root created-by-mdfio\n" : "",
 		st->left, st->left_run[0] ? st->left_run : "-");
 	for (r = 0; r < st->ranks; r++) {
 		const struct mdfio_rank_rec *rec = &st->rank[r];
@@ -91,13 +96,15 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	int i, version;
 
 	memset(st, 0, sizeof(*st));
-	/* version 1 has no steps in its rank lines */
+	/* version 1 has no steps in its rank lines, 3 a line for the root */
 	if (!strncmp(p, "mdfio-status 1\n", 15)) {
 		version = 1;
 	} else if (!strncmp(p, "mdfio-status 2\n", 15)) {
 		version = 2;
+	} else if (!strncmp(p, "mdfio-status 3\n", 15)) {
+		version = 3;
 	} else {
-		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' or '2' first line)");
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1', '2' or '3' first line)");
 		return -1;
 	}
 	p += 15;
@@ -116,6 +123,16 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	st->precreate = v[2];
 	st->object_size = v[3];
 	st->start = v[4];
+	if (version == 3) {
+		static const char root_line[] = "root created-by-mdfio\n";
+
+		if (strncmp(p, root_line, sizeof(root_line) - 1)) {
+			mdfio_reason(msg, msglen, "malformed line where 'root created-by-mdfio' belongs");
+			return -1;
+		}
+		p += sizeof(root_line) - 1;
+		st->root_created = 1;
+	}
 	{
 		char run[MDFIO_RUN_LEN];
 		unsigned int left;
@@ -208,7 +225,7 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
 		return 0;
 	}
 	if (!st) {
-		mdfio_reason(msg, msglen, "no namespace here (no %s): run phase=precreate first",
+		mdfio_reason(msg, msglen, "no namespace here (no %s): run phase=precreate first, or give run_info_file= to adopt one md-workbench made",
 		    MDFIO_STATUS_NAME);
 		return -1;
 	}
@@ -472,4 +489,97 @@ int mdfio_status_write(int fd, const struct mdfio_status *st)
 void mdfio_status_unlock(int fd)
 {
 	close(fd);	/* releases the flock */
+}
+
+int mdfio_run_info_parse(const char *text, uint64_t *pos)
+{
+	const char *p = text + 5;
+	char *end;
+
+	if (strncmp(text, "pos: ", 5) || *p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	*pos = strtoull(p, &end, 10);
+	if (errno || (*end && strcmp(end, "\n")))
+		return -1;
+	return 0;
+}
+
+int mdfio_run_info_format(char *buf, size_t len, uint64_t pos)
+{
+	return snprintf(buf, len, "pos: %" PRIu64 "\n", pos);
+}
+
+/* The longest run-info file: "pos: " and 20 digits and a newline. */
+#define RUN_INFO_MAX 26
+
+int mdfio_run_info_read(const char *path, uint64_t *pos, char *msg, size_t msglen)
+{
+	char text[RUN_INFO_MAX + 2];
+	struct stat sb;
+	ssize_t n;
+	int fd, err;
+
+	if (lstat(path, &sb)) {
+		err = errno;
+		if (err != ENOENT)
+			mdfio_reason(msg, msglen, "cannot look at it: %s", strerror(err));
+		return err;
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size > RUN_INFO_MAX)
+		goto foreign;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
+		return err;
+	}
+	n = read(fd, text, sizeof(text) - 1);
+	err = errno;
+	close(fd);
+	if (n < 0) {
+		mdfio_reason(msg, msglen, "cannot read it: %s", strerror(err));
+		return err;
+	}
+	text[n] = '\0';
+	if (strlen(text) == (size_t)n && !mdfio_run_info_parse(text, pos))
+		return 0;
+foreign:
+	mdfio_reason(msg, msglen, "not an md-workbench run-info file (a regular file holding 'pos: <n>'): refusing to touch it");
+	return EINVAL;
+}
+
+int mdfio_run_info_write(const char *path, uint64_t pos, char *msg, size_t msglen)
+{
+	char tmp[PATH_MAX], text[RUN_INFO_MAX + 1];
+	uint64_t old;
+	int fd, err, len;
+
+	err = mdfio_run_info_read(path, &old, msg, msglen);
+	if (err && err != ENOENT)
+		return err;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.mdfio-%ld.tmp", path,
+			     (long)syscall(SYS_gettid)) >= sizeof(tmp)) {
+		mdfio_reason(msg, msglen, "path too long");
+		return ENAMETOOLONG;
+	}
+	len = mdfio_run_info_format(text, sizeof(text), pos);
+	/* md-workbench's fopen(..., "w") makes it 0666 less the umask */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		err = errno;
+		mdfio_reason(msg, msglen, "cannot create %s: %s", tmp, strerror(err));
+		return err;
+	}
+	err = write_all(fd, text, (size_t)len);
+	if (!err && fsync(fd))
+		err = errno;
+	close(fd);
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		mdfio_reason(msg, msglen, "cannot write it: %s", strerror(err));
+	}
+	return err;
 }

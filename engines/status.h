@@ -40,6 +40,9 @@ struct mdfio_status {
 	uint32_t left;			/* ranks of job left_run that are done */
 	char left_run[MDFIO_RUN_LEN];
 	struct mdfio_rank_rec *rank;	/* ranks entries, malloc'd */
+	/* the precreate created the root (mdfio-status 3), so the cleanup
+	 * that empties the namespace removes it */
+	int root_created;
 };
 
 const char *mdfio_phase_name(enum mdfio_phase p);
@@ -83,5 +86,20 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen);
 int mdfio_status_write(int fd, const struct mdfio_status *st);
 void mdfio_status_unlock(int fd);
+
+/* md-workbench's run-info file (--run-info-file): "pos: <n>\n", the FIFO
+ * position its next benchmark or cleanup starts from. parse takes exactly
+ * what md-workbench writes (the final newline may be missing); format
+ * writes it. */
+int mdfio_run_info_parse(const char *text, uint64_t *pos);
+int mdfio_run_info_format(char *buf, size_t len, uint64_t pos);
+/* The file at path (the user's own path, as md-workbench's): 0 and *pos,
+ * ENOENT if there is none, else an errno value and a one-line reason in
+ * msg (anything but a regular file holding "pos: <n>" is refused). */
+int mdfio_run_info_read(const char *path, uint64_t *pos, char *msg, size_t msglen);
+/* Replaces it atomically (a temporary file beside it, then rename), and
+ * only if it is missing or a run-info file: 0, or an errno value and a
+ * one-line reason in msg. */
+int mdfio_run_info_write(const char *path, uint64_t pos, char *msg, size_t msglen);
 
 #endif

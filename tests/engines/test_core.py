@@ -300,7 +300,8 @@ def test_recovery_deletes_regular_objects_in_the_window_only(tmpfs, tmp_path, ve
 @pytest.mark.parametrize("iodepth", [1, 16])
 def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, iodepth):
     """Rank 0's datasets made read-only after precreate: deletes from and
-    creates into them fail with EACCES (fio runs as nobody: root would pass)."""
+    creates into them fail with EACCES (fio runs as nobody: root would pass).
+    ignore_precreate_errors=1 counts the failed creates and goes on."""
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
     work = tmpfs / "jobs"          # a foreign directory the engine must leave alone
     work.mkdir()
@@ -309,7 +310,7 @@ def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, io
     os.chown(work, 65534, 65534)
     n, offset = 2, 1
     opts = dict(numjobs=n, datasets=D, precreate_per_set=P, steps_per_set=I, rank_offset=offset,
-                iodepth=iodepth)
+                iodepth=iodepth, ignore_precreate_errors=1)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), work, prefix=as_nobody, check=True)
     for d in range(D):
         os.chmod(tmpfs / f"0_{d}", 0o555)
@@ -344,7 +345,8 @@ def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, io
 @pytest.mark.parametrize("iodepth", [1, 16])
 def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     root = loopfs("ext4", "8M")
-    opts = dict(numjobs=2, datasets=2, precreate_per_set=600, bs=8192, iodepth=iodepth)
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=600, bs=8192, iodepth=iodepth,
+                ignore_precreate_errors=1)
     run = run_fio(job(["precreate"], root, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     errors = sum(j["write"]["drop_ios"] for j in run.jobs())
@@ -407,7 +409,8 @@ def test_enghelp_lists_every_option(engine):
     out = subprocess.run(["fio", f"--enghelp={engine_path(engine)}"], capture_output=True, text=True,
                          env=fio_env()).stdout
     for opt in ("phase", "datasets", "precreate_per_set", "steps_per_set", "rank_offset",
-                "start_index", "read_only", "verify_read", "repeat", "repeats"):
+                "start_index", "read_only", "verify_read", "repeat", "repeats", "run_info_file",
+                "ignore_precreate_errors"):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
 
 

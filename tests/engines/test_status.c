@@ -15,7 +15,7 @@
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
 {
-	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL };
+	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL, 0 };
 	uint32_t r;
 
 	st.rank = calloc(ranks, sizeof(*st.rank));
@@ -208,8 +208,84 @@ static void test_file(void)
 	CHECK(!rmdir(dir), "only the status file was left behind");
 }
 
+/* Version 3 only where the precreate created the root; 1 and 2 still read */
+static void test_root_created(void)
+{
+	struct mdfio_status st = make(1, MDFIO_RS_READY, 0, "r"), back;
+	char msg[256], *text;
+
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 2\n", 15) && !strstr(text, "root"), "a root given: %s", text);
+	free(text);
+	st.root_created = 1;
+	text = mdfio_status_format(&st);
+	CHECK(!strncmp(text, "mdfio-status 3\n", 15) && strstr(text, "\nroot created-by-mdfio\nleft "),
+	      "a root created: %s", text);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)) && back.root_created, "parse 3: %s", msg);
+	mdfio_status_free(&back);
+	free(text);
+	CHECK(mdfio_status_parse("mdfio-status 3\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 0 -\n",
+				 &back, msg, sizeof(msg)) && strstr(msg, "root created-by-mdfio"),
+	      "version 3 without its root line: %s", msg);
+	mdfio_status_free(&st);
+}
+
+/* md-workbench's run-info file: exactly "pos: <n>", and never replacing
+ * anything else */
+static void test_run_info(void)
+{
+	char dir[] = "/tmp/mdfio-runinfo-XXXXXX", path[300], target[300], msg[256], buf[64];
+	uint64_t pos = 1;
+	int fd;
+	ssize_t n;
+
+	CHECK(!mdfio_run_info_parse("pos: 0\n", &pos) && pos == 0, "pos: 0");
+	CHECK(!mdfio_run_info_parse("pos: 3000", &pos) && pos == 3000, "no newline");
+	CHECK(mdfio_run_info_parse("pos: -1\n", &pos), "negative");
+	CHECK(mdfio_run_info_parse("pos: 1\n\n", &pos), "two newlines");
+	CHECK(mdfio_run_info_parse("pos:1\n", &pos), "no space");
+	CHECK(mdfio_run_info_parse("mdfio-status 2\n", &pos), "a status file");
+	CHECK(mdfio_run_info_parse("pos: 99999999999999999999\n", &pos), "overflow");
+	CHECK(mdfio_run_info_format(buf, sizeof(buf), 42) == 8 && !strcmp(buf, "pos: 42\n"), "format");
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/info", dir);
+	CHECK(mdfio_run_info_read(path, &pos, msg, sizeof(msg)) == ENOENT, "missing");
+	CHECK(!mdfio_run_info_write(path, 7, msg, sizeof(msg)), "write: %s", msg);
+	CHECK(!mdfio_run_info_read(path, &pos, msg, sizeof(msg)) && pos == 7, "read: %s", msg);
+	CHECK(!mdfio_run_info_write(path, 12, msg, sizeof(msg)), "rewrite: %s", msg);
+	fd = open(path, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHECK(n == 8 && !memcmp(buf, "pos: 12\n", 8), "the bytes md-workbench writes");
+	/* a foreign file and a symlink stay as they are */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, "keep me\n", 8) == 8, "foreign");
+	close(fd);
+	CHECK(mdfio_run_info_write(path, 1, msg, sizeof(msg)) == EINVAL &&
+	      strstr(msg, "not an md-workbench run-info file"), "foreign replaced: %s", msg);
+	fd = open(path, O_RDONLY);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHECK(n == 8 && !memcmp(buf, "keep me\n", 8), "foreign file changed");
+	unlink(path);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(write(fd, "pos: 1\n", 7) == 7, "target");
+	close(fd);
+	CHECK(!symlink(target, path), "symlink");
+	CHECK(mdfio_run_info_write(path, 2, msg, sizeof(msg)) == EINVAL, "written through a symlink");
+	CHECK(readlink(path, buf, sizeof(buf)) > 0, "the symlink was replaced");
+	unlink(path);
+	unlink(target);
+	CHECK(!rmdir(dir), "a temporary file was left behind");
+}
+
 int main(void)
 {
+	test_root_created();
+	test_run_info();
 	test_roundtrip();
 	test_steps();
 	test_enter();

@@ -124,8 +124,8 @@ def test_adaptive_waiting_shape_names_logs_and_reports_as_md_workbench(tmpfs, tm
     report = subprocess.run([sys.executable, str(SOURCE_ROOT / "tools" / "mdfio-report"), str(tmp_path / "job-0.json")],
                             capture_output=True, text=True, check=True).stdout.splitlines()
     # md-workbench's header counts -R iterations: D*(I*R+P)*N objects
-    assert report[0].startswith("MD-Workbench total objects: 12 "), report
-    assert "\titerations=2" in report
+    assert report[0].startswith('Args: md-workbench ') and ' "-R" "2" ' in report[0] and '"-T"' in report[0], report
+    assert report[2].startswith("MD-Workbench total objects: 12 "), report
     bench = [x for x in report if x.startswith("benchmark ")]
     assert len(bench) == 16
     for line, f in zip(bench, ADAPTIVE * 2):

@@ -1,0 +1,143 @@
+"""A failed create of a precreate or benchmark (md-workbench's ERRF): by
+default the first one ends the run, as md-workbench's does; with
+ignore_precreate_errors=1 it is counted and the run goes on. The errors
+come from real file systems: a tmpfs with too few inodes (ENOSPC), and an
+object name that is taken (EEXIST, as O_EXCL refuses it)."""
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import job, need_root, run_fio
+
+STOPS = "the run stops here (ignore_precreate_errors=1 counts such errors and goes on)"
+
+
+@pytest.fixture
+def few_inodes():
+    """mount(n) -> a fresh tmpfs of its own that holds n inodes, its root
+    one of them."""
+    need_root("mounts a tmpfs")
+    mounts = []
+
+    def mount(n):
+        d = Path(tempfile.mkdtemp(prefix="mdfio-inodes-"))
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=64m,nr_inodes={n}", "tmpfs", str(d)],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            d.rmdir()
+            pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
+        mounts.append(d)
+        return d
+    yield mount
+    for d in mounts:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def jobs_of(run, phase):
+    return [j for j in run.jobs() if j["jobname"].startswith(phase)]
+
+
+def stop_lines(run):
+    return [l for l in run.mdfio_lines() if "this run stopped before this phase (rank " in l]
+
+
+# 2 ranks x 2 datasets x 20 objects need far more than 40 inodes
+OPTS = dict(numjobs=2, datasets=2, precreate_per_set=20, steps_per_set=3, bs=100)
+
+
+@pytest.mark.parametrize("iodepth", [1, 8])
+def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, engine, iodepth):
+    root = few_inodes(40)
+    run = run_fio(job(["precreate", "benchmark", "cleanup"], root, engine=engine, iodepth=iodepth, **OPTS),
+                  tmp_path, check=False)
+    assert run.rc != 0
+    # each rank ran out of inodes for an object, or for a dataset if the
+    # other rank's objects took them first
+    lines = [l for l in run.mdfio_lines() if l.startswith("mdfio: rank ")]
+    objects = [l for l in lines if l.endswith(f": No space left on device; {STOPS}")]
+    datasets = [l for l in lines if f": cannot create dataset {root}/" in l]
+    assert objects and all(f"precreate: cannot create {root}/" in l for l in objects), run.stderr
+    assert len(objects) + len(datasets) == 2, run.stderr
+    assert all(l.endswith(": No space left on device") for l in datasets), run.stderr
+    # no rank went on past its error, no later phase started
+    created = sum(j["write"]["clat_ns"]["N"] for j in jobs_of(run, "precreate"))
+    assert 0 < created < 2 * 2 * 20
+    assert sum(j["write"]["drop_ios"] for j in jobs_of(run, "precreate")) <= 2 * iodepth
+    assert len(stop_lines(run)) == 2, run.stderr          # one per later job section
+    for phase in ("benchmark", "cleanup"):
+        assert all(j["error"] != 0 and j["read"]["total_ios"] + j["trim"]["total_ios"] == 0
+                   for j in jobs_of(run, phase))
+    assert "precreating" in (root / "mdfio.status").read_text()
+    # what it made is removed by the cleanup's recovery
+    run = run_fio(job(["cleanup"], root, engine=engine, **OPTS), tmp_path, check=True)
+    assert os.listdir(root) == []
+
+
+def test_ignore_precreate_errors_counts_them_and_the_run_goes_on(few_inodes, tmp_path, engine):
+    """One rank: root, mdfio.ranks, mdfio.status and 2 datasets leave 35
+    of the 40 inodes to its objects."""
+    root = few_inodes(40)
+    opts = dict(OPTS, numjobs=1, ignore_precreate_errors=1)
+    run = run_fio(job(["precreate", "benchmark"], root, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0 and not stop_lines(run), run.stderr
+    assert not any(STOPS in l for l in run.mdfio_lines())
+    pre = jobs_of(run, "precreate")
+    errors = sum(j["write"]["drop_ios"] for j in pre)
+    assert (sum(j["write"]["clat_ns"]["N"] for j in pre), errors) == (35, 5)
+    assert any("rank 0 precreate: 5 create errors" in l and "No space left on device" in l
+               for l in run.mdfio_lines()), run.stderr
+    # the benchmark ran every step
+    assert sum(j["read"]["total_ios"] for j in jobs_of(run, "benchmark")) == 2 * 3
+    # the cleanup misses the 5 objects never made, and removes the rest
+    run = run_fio(job(["cleanup"], root, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0 and sum(j["trim"]["drop_ios"] for j in run.jobs()) == 5, run.stderr
+    assert os.listdir(root) == []
+
+
+def test_a_dataset_that_cannot_be_created_ends_the_run(few_inodes, tmp_path):
+    """root, mdfio.ranks and mdfio.status take three inodes: the third
+    dataset cannot be made."""
+    root = few_inodes(5)
+    run = run_fio(job(["precreate", "cleanup"], root, datasets=3, precreate_per_set=2), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert f"mdfio: rank 0: cannot create dataset {root}/0_2: No space left on device" in lines, run.stderr
+    assert len(stop_lines(run)) == 1, run.stderr
+    run = run_fio(job(["cleanup"], root, datasets=3, precreate_per_set=2), tmp_path, check=True)
+    assert os.listdir(root) == []
+
+
+@pytest.mark.parametrize("ignore", [0, 1])
+def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
+    """Rank 1 writes to rank 0's dataset 0; its first create there finds
+    the name taken. By default the run ends there and stores no position;
+    ignore_precreate_errors=1 counts it, and the run goes on."""
+    info = tmp_path / "info"
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=4, steps_per_set=3, bs=100, run_info_file=info,
+                ignore_precreate_errors=ignore)
+    run_fio(job(["precreate"], tmpfs, engine=engine, **opts), tmp_path, check=True)
+    (tmpfs / "0_0" / "file-4").write_text("taken")
+    run = run_fio(job(["benchmark", "cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    taken = f"rank 1 benchmark: cannot create {tmpfs}/0_0/file-4: File exists"
+    if ignore:
+        assert not stop_lines(run) and not any(STOPS in l for l in lines), run.stderr
+        assert any("rank 1 benchmark: 1 create error (first: " in l for l in lines), run.stderr
+        assert sum(j["write"]["drop_ios"] for j in jobs_of(run, "benchmark")) == 1
+        assert sum(j["trim"]["total_ios"] for j in jobs_of(run, "cleanup")) > 0
+        assert info.read_text() == "pos: 3\n"
+        return
+    assert f"mdfio: {taken}; {STOPS}" in lines, run.stderr
+    assert len(stop_lines(run)) == 1, run.stderr
+    assert all(j["trim"]["total_ios"] == 0 for j in jobs_of(run, "cleanup"))
+    # md-workbench stops before it stores a position
+    assert info.read_text() == "pos: 0\n"
+    assert "benchmarking" in (tmpfs / "mdfio.status").read_text()
+    run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
