@@ -196,9 +196,16 @@ def test_a_read_only_benchmark_runs_on_a_read_only_file_system(tmpfs, tmp_path, 
         run = run_fio(job(["benchmark"], tmpfs, engine=eng, read_only=1, **o), tmp_path, check=True)
         for j in run.jobs():
             assert (j["read"]["total_ios"], j["read"]["drop_ios"], j["sync"]["lat_ns"]["N"]) == (D * I, 0, D * I)
+        # rank 0's own latency log needs no merge, so no status: it is written
+        logs = tmp_path / f"lat-{eng}"
+        run_fio(job(["benchmark"], tmpfs, engine=eng, read_only=1, latency_log=str(logs), **o), tmp_path,
+                check=True)
+        assert sorted(p.name for p in tmp_path.glob(f"lat-{eng}-*")) == [
+            f"lat-{eng}-0.00-0-{op}.csv" for op in ("read", "stat")]
         refusals = [
             ({}, "", "phase=benchmark without read_only=1 writes there"),
-            ({"read_only": 1, "latency_log": str(tmp_path / "lat")}, "", "on a read-only file system no status"),
+            ({"read_only": 1, "latency_log": str(tmp_path / "lat"), "latency_all": 1}, "",
+             "latency_all=1: on a read-only file system no status"),
             ({"read_only": 1}, "PMI", "the ranks of several fio processes cannot meet"),
             ({"read_only": 1, "stonewall_timer": 1, "stonewall_wear_out": 1}, "",
              "stonewall_wear_out=1: on the read-only file system"),
