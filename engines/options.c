@@ -572,11 +572,20 @@ static int mdfio_job_phase(const struct thread_data *t)
 	return (int)((const struct mdfio_options *)t->eo)->phase;
 }
 
-/* Engine options that contradict each other (one line in msg). */
-static int engine_option_refused(const struct mdfio_options *eo, char *msg, size_t len)
+/* Engine options that contradict each other or t's other options (one
+ * line in msg). */
+static int engine_option_refused(const struct thread_data *t, char *msg, size_t len)
 {
+	const struct mdfio_options *eo = t->eo;
+
 	if (eo->stonewall_wear_out && !eo->stonewall_timer)
 		return why(msg, len, "stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer stops the ranks (md-workbench -W with -w)");
+	/* md-workbench waits after each operation of its one process; with
+	 * units in flight a wait would hold up the others' completions, whose
+	 * times would then include it and lengthen their own waits in turn */
+	if (eo->waiting_factor > 1e-9 && t->o.iodepth > 1 && !(t->io_ops->flags & FIO_SYNCIO))
+		return why(msg, len, "waiting_factor=%g needs iodepth=1 (md-workbench -t waits after each operation of one process; with units in flight a wait would be counted in the times of the others)",
+			   eo->waiting_factor);
 	return 0;
 }
 
@@ -595,7 +604,7 @@ int mdfio_check_run(const struct thread_data *td, int direct)
 		c.engine = t->io_ops->name;
 		if (!ph) {
 			why(c.msg, sizeof(c.msg), "phase= is required: precreate, benchmark or cleanup");
-		} else if (engine_option_refused(t->eo, c.msg, sizeof(c.msg))) {
+		} else if (engine_option_refused(t, c.msg, sizeof(c.msg))) {
 			/* refused below */
 		} else {
 			c.ph = (enum mdfio_phase)(ph - 1);

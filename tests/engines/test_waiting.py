@@ -10,8 +10,8 @@ SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
         "delete": ("trim", "clat_ns"), "stat": ("sync", "lat_ns")}
 
 
-@pytest.mark.parametrize("engine,iodepth", [(e, 1) for e in ENGINES] + [("uring", 4), ("aio", 4)])
-def test_each_benchmark_operation_is_followed_by_its_wait(tmpfs, tmp_path, engine, iodepth):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_benchmark_operation_is_followed_by_its_wait(tmpfs, tmp_path, engine):
     """The rank waits F times each operation's time after it: outside the
     operation's latency, inside the phase's time, so the phase lasts at
     least F times the sum of its operations' latencies (every wait is at
@@ -19,12 +19,26 @@ def test_each_benchmark_operation_is_followed_by_its_wait(tmpfs, tmp_path, engin
     cleanup do not wait."""
     factor = 4
     run = run_fio(job(["precreate", "benchmark", "cleanup"], tmpfs, engine=engine, numjobs=2, datasets=2,
-                      precreate_per_set=20, steps_per_set=10, bs=100, iodepth=iodepth,
-                      waiting_factor=factor), tmp_path, check=True)
+                      precreate_per_set=20, steps_per_set=10, bs=100, waiting_factor=factor), tmp_path,
+                  check=True)
     for j in run.jobs("benchmark-1"):
         ops = sum(j[slot][kind]["mean"] * j[slot][kind]["N"] for slot, kind in SLOT.values())
         assert all(j[slot][kind]["N"] == 20 for slot, kind in SLOT.values()), j
         assert j["read"]["slat_ns"]["max"] >= factor * ops, (j["read"]["slat_ns"], ops)
+
+
+@pytest.mark.parametrize("engine", ["uring", "aio"])
+def test_a_waiting_factor_with_units_in_flight_is_one_line(tmpfs, tmp_path, engine):
+    """md-workbench waits after each operation of one process: with units
+    in flight a wait would hold up the completions of the others and be
+    counted in their times, so waiting_factor needs iodepth=1."""
+    run = run_fio(job(["precreate", "benchmark"], tmpfs, engine=engine, numjobs=2, datasets=1,
+                      precreate_per_set=2, steps_per_set=1, iodepth=4, waiting_factor=0.5), tmp_path, check=False)
+    assert run.rc != 0
+    assert run.mdfio_lines() == ["mdfio: waiting_factor=0.5 needs iodepth=1 (md-workbench -t waits after each "
+                                 "operation of one process; with units in flight a wait would be counted in the "
+                                 "times of the others)"], run.stderr
+    assert os.listdir(tmpfs) == []
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "1e7", "x", "0.5x"])
