@@ -472,6 +472,27 @@ static void uring_exit(void *priv)
 	free(ur);
 }
 
+/* Only the job's thread submits and reaps, so the kernel may run the work
+ * that completes a request (a linked chain's next call, a worker's result)
+ * when that thread next enters the ring to wait, instead of interrupting
+ * it (SINGLE_ISSUER, DEFER_TASKRUN: Linux 6.1): fewer context switches and
+ * less CPU per step (docs/benchmarks.md). Not with SQPOLL, whose thread
+ * submits; and without them on a kernel that has neither. */
+static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_params *p)
+{
+	struct io_uring_params plain = *p;
+	int ret;
+
+	if (!(p->flags & IORING_SETUP_SQPOLL)) {
+		p->flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+		ret = io_uring_queue_init_params(entries, &ur->ring, p);
+		if (ret != -EINVAL)
+			return ret;
+		*p = plain;
+	}
+	return io_uring_queue_init_params(entries, &ur->ring, p);
+}
+
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
@@ -501,7 +522,7 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
 	}
-	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
+	ret = init_ring(ur, 3 * n, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
 		return mdfio_error("cannot set up an io_uring of %u entries%s: %s",

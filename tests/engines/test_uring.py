@@ -130,6 +130,12 @@ def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, fixedb
     calls = trace.read_text()
     # each switch really reaches the kernel, in every rank's ring
     assert calls.count("IORING_SETUP_SQPOLL") == (n if sqthread_poll else 0), calls
+    # without a polling thread, the job's thread alone submits and the
+    # kernel defers completion work to its waits (SINGLE_ISSUER 1<<12,
+    # DEFER_TASKRUN 1<<13; strace may not name them)
+    setups = [l for l in calls.splitlines() if "io_uring_setup(" in l]
+    deferred = [l for l in setups if re.search(r"flags=(0x3000|IORING_SETUP_SINGLE_ISSUER\|IORING_SETUP_DEFER_TASKRUN)\b", l)]
+    assert len(setups) == n and len(deferred) == (0 if sqthread_poll else n), setups
     assert calls.count("IORING_REGISTER_BUFFERS") == (n if fixedbufs else 0), calls
     assert calls.count("IORING_REGISTER_FILES") == (n if linked else 0), calls
     assert namespace(tmpfs) == expected(n, d, p, p)
