@@ -186,10 +186,19 @@ def test_bad_feature_value_is_refused_by_fio_naming_the_option(tmpfs, tmp_path, 
     assert os.listdir(tmpfs) == []
 
 
+@pytest.mark.parametrize("value", ["Ring", "syscalls", "auto,ring", "|bogus"])
+def test_a_bad_issue_value_is_one_line_naming_the_option(tmpfs, tmp_path, value):
+    run = run_fio(job(["precreate"], tmpfs, engine="uring", issue=value), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert lines == [f"mdfio: issue={value}: expected auto, ring or syscall"], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
 def test_enghelp_lists_the_ring_options():
     out = subprocess.run(["fio", f"--enghelp={engine_path('uring')}"], capture_output=True, text=True,
                          env=fio_env()).stdout
-    for opt in ("linked", "fixedbufs", "sqthread_poll", "phase", "datasets"):
+    for opt in ("linked", "fixedbufs", "sqthread_poll", "issue", "phase", "datasets"):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
 
 
