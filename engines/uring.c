@@ -9,19 +9,52 @@
  * each call is submitted when the one before it has completed, on a plain
  * descriptor. An operation's latency runs from its submission to the
  * moment its last completion is reaped: the same span the sync engine
- * times, open to close. */
+ * times, open to close.
+ *
+ * An operation can also be issued as mdfio-posix's plain system calls from
+ * the job's thread (issue=, see route below): the kernel hands statx,
+ * unlinkat and a creating openat to an io-wq worker thread, and that
+ * handoff costs more than the call itself wherever the call does not wait;
+ * it pays only when calls that wait overlap. */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "core.h"
+#include "sysio.h"
+
+/* issue=: how an operation is issued */
+enum issue { ISSUE_AUTO, ISSUE_RING, ISSUE_SYSCALL };
+static const char *const issue_names[] = { "auto", "ring", "syscall" };
 
 struct uring_options {
 	struct mdfio_options core;
 	unsigned int linked, fixedbufs, sqthread_poll;
+	unsigned int issue;
+};
+
+/* issue=auto at iodepth > 1 decides per operation type, from the calls
+ * themselves: a type starts as system calls, and a sample of them is
+ * watched for a voluntary context switch (the thread slept: the call waited
+ * for a device or a lock, which the ring could have overlapped with other
+ * units' calls). A type whose sampled call slept goes through the ring for
+ * ROUTE_RING_CALLS calls, then is tried as system calls again, since a
+ * file system that waits at first (cold caches) may stop waiting. A call
+ * that is only slow on the CPU stays a system call: on a worker it would
+ * cost the same CPU plus the handoff. At iodepth 1 nothing can overlap, so
+ * every operation is a system call. */
+#define ROUTE_PROBE_CALLS 16	/* sampled, each, after a switch to syscalls */
+#define ROUTE_SAMPLE_EVERY 16	/* then one call in this many */
+#define ROUTE_RING_CALLS 1024
+
+struct route {
+	int ring;		/* through the ring, else system calls */
+	unsigned int left;	/* ring: calls before syscalls are tried again */
+	unsigned int calls;	/* syscalls: calls since the switch */
 };
 
 /* unlinked mode: where a read or create is */
@@ -53,7 +86,61 @@ struct uring {
 	 * submission; and all entries prepared since the last submission */
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
+	struct route route[MDFIO_OP_NR];
+	int adaptive;		/* route changes with what samples show */
+	/* a sampled system call of this type, and the thread's voluntary
+	 * context switches before it; -1: none pending */
+	int sampled_op;
+	long nvcsw;
 };
+
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+}
+
+/* Settles the pending sample: called before anything else the backend
+ * does, so that the second reading is outside the sampled call's timed
+ * span (it ended when start returned) and before any other call of ours. */
+static void settle_sample(struct uring *ur)
+{
+	struct route *rt;
+	long now;
+
+	if (ur->sampled_op < 0)
+		return;
+	rt = &ur->route[ur->sampled_op];
+	now = voluntary_switches();
+	ur->sampled_op = -1;
+	if (now < 0 || ur->nvcsw < 0 || now == ur->nvcsw)
+		return;
+	rt->ring = 1;
+	rt->left = ROUTE_RING_CALLS;
+}
+
+/* Whether u's request goes through the ring; counts it for its type. */
+static int via_ring(struct uring *ur, enum mdfio_op op)
+{
+	struct route *rt = &ur->route[op];
+
+	if (!ur->adaptive)
+		return rt->ring;
+	if (rt->ring) {
+		if (--rt->left)
+			return 1;
+		rt->ring = 0;
+		rt->calls = 0;
+		return 1;
+	}
+	if (rt->calls < ROUTE_PROBE_CALLS || !(rt->calls % ROUTE_SAMPLE_EVERY)) {
+		ur->sampled_op = (int)op;
+		ur->nvcsw = voluntary_switches();
+	}
+	rt->calls++;
+	return 0;
+}
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
 				    enum tag tag)
@@ -144,13 +231,22 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
-/* Prepares u's request; it is in flight from the next submission on. */
+/* Prepares u's request, in flight from the next submission on; or performs
+ * it with system calls, timed as mdfio-posix times it, and returns 1. */
 static int uring_start(void *priv, struct mdfio_unit *u)
 {
 	struct uring *ur = priv;
 	struct slot *s = &ur->slot[u->index];
 
+	settle_sample(ur);
+	/* a new generation either way: the ring may still hold completions
+	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
+	if (!via_ring(ur, u->req.op)) {
+		u->req.t0 = mdfio_now();
+		u->req.err = mdfio_sys_perform(&u->req);
+		return 1;
+	}
 	s->stage = ST_OPEN;
 	s->done = 0;
 	prep(ur, u);
@@ -163,6 +259,7 @@ static int submit(struct uring *ur, unsigned int wait)
 {
 	int ret;
 
+	settle_sample(ur);	/* waiting below is no call's */
 	if (ur->nr_unsent) {
 		uint64_t t0 = mdfio_now();
 		unsigned int i;
@@ -262,7 +359,10 @@ static unsigned int reap(struct uring *ur)
 
 static int uring_commit(void *priv)
 {
-	return submit(priv, 0);
+	struct uring *ur = priv;
+
+	settle_sample(ur);
+	return ur->nr_sqes ? submit(ur, 0) : 0;
 }
 
 static int uring_reap(void *priv, unsigned int min)
@@ -271,6 +371,7 @@ static int uring_reap(void *priv, unsigned int min)
 	unsigned int ended = 0;
 	int ret;
 
+	settle_sample(ur);
 	for (;;) {
 		ended += reap(ur);
 		/* a reaped completion may have prepared the next call */
@@ -371,6 +472,27 @@ static void uring_exit(void *priv)
 	free(ur);
 }
 
+/* Only the job's thread submits and reaps, so the kernel may run the work
+ * that completes a request (a linked chain's next call, a worker's result)
+ * when that thread next enters the ring to wait, instead of interrupting
+ * it (SINGLE_ISSUER, DEFER_TASKRUN: Linux 6.1): fewer context switches and
+ * less CPU per step (docs/benchmarks.md). Not with SQPOLL, whose thread
+ * submits; and without them on a kernel that has neither. */
+static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_params *p)
+{
+	struct io_uring_params plain = *p;
+	int ret;
+
+	if (!(p->flags & IORING_SETUP_SQPOLL)) {
+		p->flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+		ret = io_uring_queue_init_params(entries, &ur->ring, p);
+		if (ret != -EINVAL)
+			return ret;
+		*p = plain;
+	}
+	return io_uring_queue_init_params(entries, &ur->ring, p);
+}
+
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
@@ -392,11 +514,15 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
+	ur->sampled_op = -1;
+	ur->adaptive = o->issue == ISSUE_AUTO && n > 1;
+	for (i = 0; i < MDFIO_OP_NR; i++)
+		ur->route[i].ring = o->issue == ISSUE_RING;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
 	}
-	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
+	ret = init_ring(ur, 3 * n, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
 		return mdfio_error("cannot set up an io_uring of %u entries%s: %s",
@@ -419,6 +545,22 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	.help = text, .category = FIO_OPT_C_ENGINE,			\
 	.group = FIO_OPT_G_IOURING }
 
+static int cb_issue(void *data, const char *s)
+{
+	/* "value|default", as the core's options take it */
+	const char *bar = strchr(s, '|');
+	const char *v = bar == s ? s + 1 : s;
+	size_t n = bar && bar != s ? (size_t)(bar - s) : strlen(v);
+	unsigned int k;
+
+	for (k = 0; k < sizeof(issue_names) / sizeof(issue_names[0]); k++)
+		if (strlen(issue_names[k]) == n && !strncmp(v, issue_names[k], n)) {
+			((struct uring_options *)data)->issue = k;
+			return 0;
+		}
+	return mdfio_error("issue=%s: expected auto, ring or syscall", s);
+}
+
 /* fixedbufs and sqthread_poll are fio's io_uring names for the same
  * switches; linked has no counterpart there (its direct descriptors exist
  * only to carry a chain) */
@@ -429,6 +571,8 @@ static const struct fio_option uring_options[] = {
 		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	MDFIO_OPT("issue", cb_issue, "auto",
+		  "How object calls are issued: auto (system calls at iodepth 1; at more, through the ring for the operation types whose calls are seen to wait), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
