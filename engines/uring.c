@@ -12,7 +12,7 @@
  * times, open to close.
  *
  * An operation can also be issued as mdfio-posix's plain system calls from
- * the job's thread (issue=, see route below): the kernel hands statx,
+ * the job's thread (issue=, below): the kernel hands statx,
  * unlinkat and a creating openat to an io-wq worker thread, and that
  * handoff costs more than the call itself wherever the call does not wait;
  * it pays only when calls that wait overlap. */
@@ -21,7 +21,6 @@
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "core.h"
@@ -37,25 +36,11 @@ struct uring_options {
 	unsigned int issue;
 };
 
-/* issue=auto at iodepth > 1 decides per operation type, from the calls
- * themselves: a type starts as system calls, and a sample of them is
- * watched for a voluntary context switch (the thread slept: the call waited
- * for a device or a lock, which the ring could have overlapped with other
- * units' calls). A type whose sampled call slept goes through the ring for
- * ROUTE_RING_CALLS calls, then is tried as system calls again, since a
- * file system that waits at first (cold caches) may stop waiting. A call
- * that is only slow on the CPU stays a system call: on a worker it would
- * cost the same CPU plus the handoff. At iodepth 1 nothing can overlap, so
- * every operation is a system call. */
-#define ROUTE_PROBE_CALLS 16	/* sampled, each, after a switch to syscalls */
-#define ROUTE_SAMPLE_EVERY 16	/* then one call in this many */
-#define ROUTE_RING_CALLS 1024
-
-struct route {
-	int ring;		/* through the ring, else system calls */
-	unsigned int left;	/* ring: calls before syscalls are tried again */
-	unsigned int calls;	/* syscalls: calls since the switch */
-};
+/* issue=auto: system calls at iodepth 1, where a call handed to an io-wq
+ * worker can overlap with nothing and the handoff only adds to it; through
+ * the ring at more, where the handoffs run calls side by side. Deciding per
+ * operation type from whether sampled calls slept lost to this plain rule
+ * in every case bench/run --only uring-issue measured. */
 
 /* unlinked mode: where a read or create is */
 enum stage { ST_OPEN, ST_XFER, ST_CLOSE };
@@ -86,61 +71,8 @@ struct uring {
 	 * submission; and all entries prepared since the last submission */
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
-	struct route route[MDFIO_OP_NR];
-	int adaptive;		/* route changes with what samples show */
-	/* a sampled system call of this type, and the thread's voluntary
-	 * context switches before it; -1: none pending */
-	int sampled_op;
-	long nvcsw;
+	int via_ring;		/* else every operation is system calls */
 };
-
-static long voluntary_switches(void)
-{
-	struct rusage ru;
-
-	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
-}
-
-/* Settles the pending sample: called before anything else the backend
- * does, so that the second reading is outside the sampled call's timed
- * span (it ended when start returned) and before any other call of ours. */
-static void settle_sample(struct uring *ur)
-{
-	struct route *rt;
-	long now;
-
-	if (ur->sampled_op < 0)
-		return;
-	rt = &ur->route[ur->sampled_op];
-	now = voluntary_switches();
-	ur->sampled_op = -1;
-	if (now < 0 || ur->nvcsw < 0 || now == ur->nvcsw)
-		return;
-	rt->ring = 1;
-	rt->left = ROUTE_RING_CALLS;
-}
-
-/* Whether u's request goes through the ring; counts it for its type. */
-static int via_ring(struct uring *ur, enum mdfio_op op)
-{
-	struct route *rt = &ur->route[op];
-
-	if (!ur->adaptive)
-		return rt->ring;
-	if (rt->ring) {
-		if (--rt->left)
-			return 1;
-		rt->ring = 0;
-		rt->calls = 0;
-		return 1;
-	}
-	if (rt->calls < ROUTE_PROBE_CALLS || !(rt->calls % ROUTE_SAMPLE_EVERY)) {
-		ur->sampled_op = (int)op;
-		ur->nvcsw = voluntary_switches();
-	}
-	rt->calls++;
-	return 0;
-}
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
 				    enum tag tag)
@@ -238,11 +170,10 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	struct uring *ur = priv;
 	struct slot *s = &ur->slot[u->index];
 
-	settle_sample(ur);
 	/* a new generation either way: the ring may still hold completions
 	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
-	if (!via_ring(ur, u->req.op)) {
+	if (!ur->via_ring) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
 		return 1;
@@ -259,7 +190,6 @@ static int submit(struct uring *ur, unsigned int wait)
 {
 	int ret;
 
-	settle_sample(ur);	/* waiting below is no call's */
 	if (ur->nr_unsent) {
 		uint64_t t0 = mdfio_now();
 		unsigned int i;
@@ -361,7 +291,6 @@ static int uring_commit(void *priv)
 {
 	struct uring *ur = priv;
 
-	settle_sample(ur);
 	return ur->nr_sqes ? submit(ur, 0) : 0;
 }
 
@@ -371,7 +300,6 @@ static int uring_reap(void *priv, unsigned int min)
 	unsigned int ended = 0;
 	int ret;
 
-	settle_sample(ur);
 	for (;;) {
 		ended += reap(ur);
 		/* a reaped completion may have prepared the next call */
@@ -514,10 +442,7 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	ur->sampled_op = -1;
-	ur->adaptive = o->issue == ISSUE_AUTO && n > 1;
-	for (i = 0; i < MDFIO_OP_NR; i++)
-		ur->route[i].ring = o->issue == ISSUE_RING;
+	ur->via_ring = o->issue == ISSUE_RING || (o->issue == ISSUE_AUTO && n > 1);
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
@@ -572,7 +497,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1; at more, through the ring for the operation types whose calls are seen to wait), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1; through the ring at more), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

@@ -1,6 +1,6 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
-through the ring, with issue=syscall none, and issue=auto chooses per
-operation type; every choice performs the same calls with the same results;
+through the ring, with issue=syscall none, and issue=auto makes system
+calls at iodepth 1 and goes through the ring at more; every choice performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
 import itertools
@@ -24,9 +24,12 @@ def traced(tmpfs, tmp_path, opts, phase):
     return trace.read_text().splitlines()
 
 
+@pytest.mark.parametrize("issue", ["ring", "auto"])
 @pytest.mark.parametrize("linked", [0, 1])
-def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked):
-    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue="ring")
+def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked, issue):
+    """issue=ring, and issue=auto above iodepth 1: no object call but
+    through the ring."""
+    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue)
     for phase in ("precreate", "benchmark", "cleanup"):
         lines = traced(tmpfs, tmp_path, opts, phase)
         assert not [l for l in lines if '"file-' in l or "/file-" in l], phase
@@ -207,31 +210,3 @@ def test_enghelp_shows_the_switches_as_booleans(option):
     out = subprocess.run(["fio", f"--enghelp={engine_path('uring')},{option}"], capture_output=True, text=True,
                          env=fio_env()).stdout
     assert re.search(r"type: boolean", out), out
-
-
-def test_auto_sends_calls_that_wait_through_the_ring(loopfs, tmp_path):
-    """On an ext4 just mounted, a step's stat waits for the device (the
-    dataset's directory and the inode are read from it): issue=auto at
-    iodepth 16 sends stats through the ring."""
-    root = loopfs("ext4", "64M")
-    d, p, i = 2, 200, 100
-    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=i, iodepth=16, verify_read=1)
-    run_fio(job(["precreate"], root, engine="uring", **opts), tmp_path, check=True)
-    img = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(root)], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    backing = Path(f"/sys/block/{Path(img).name}/loop/backing_file").read_text().strip()
-    subprocess.run(["umount", str(root)], check=True)
-    subprocess.run(["mount", "-o", "loop", backing, str(root)], check=True)
-    trace = tmp_path / "cold.strace"
-    run = run_fio(job(["benchmark"], root, engine="uring", **opts), tmp_path, check=True,
-                  prefix=["strace", "-f", "-qq", "-o", str(trace), "-e", f"trace={OBJECT_CALLS},io_uring_enter"])
-    lines = trace.read_text().splitlines()
-    stats = object_calls(lines).get("newfstatat", 0)
-    # the first stat is always watched, and it waited: from it on, stats
-    # go through the ring for many more calls than the phase has
-    assert stats < d * i / 2, stats
-    assert sum("io_uring_enter(" in l for l in lines) > 1
-    assert sum(j["sync"]["lat_ns"]["N"] for j in run.jobs()) == d * i
-    assert namespace(root) == expected(1, d, i, p)
-    run_fio(job(["cleanup"], root, engine="uring", **opts), tmp_path, check=True)
-    assert sorted(os.listdir(root)) == ["lost+found"]
