@@ -9,7 +9,13 @@
  * each call is submitted when the one before it has completed, on a plain
  * descriptor. An operation's latency runs from its submission to the
  * moment its last completion is reaped: the same span the sync engine
- * times, open to close. */
+ * times, open to close.
+ *
+ * An operation can also be issued as mdfio-posix's plain system calls from
+ * the job's thread (issue=, below): the kernel hands statx,
+ * unlinkat and a creating openat to an io-wq worker thread, and that
+ * handoff costs more than the call itself wherever the call does not wait;
+ * it pays only when calls that wait overlap. */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -18,11 +24,23 @@
 #include <sys/stat.h>
 
 #include "core.h"
+#include "sysio.h"
+
+/* issue=: how an operation is issued */
+enum issue { ISSUE_AUTO, ISSUE_RING, ISSUE_SYSCALL };
+static const char *const issue_names[] = { "auto", "ring", "syscall" };
 
 struct uring_options {
 	struct mdfio_options core;
 	unsigned int linked, fixedbufs, sqthread_poll;
+	unsigned int issue;
 };
+
+/* issue=auto: system calls at iodepth 1, where a call handed to an io-wq
+ * worker can overlap with nothing and the handoff only adds to it; through
+ * the ring at more, where the handoffs run calls side by side. Deciding per
+ * operation type from whether sampled calls slept lost to this plain rule
+ * in every case bench/run --only uring-issue measured. */
 
 /* unlinked mode: where a read or create is */
 enum stage { ST_OPEN, ST_XFER, ST_CLOSE };
@@ -53,6 +71,7 @@ struct uring {
 	 * submission; and all entries prepared since the last submission */
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
+	int via_ring;		/* else every operation is system calls */
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -144,13 +163,21 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
-/* Prepares u's request; it is in flight from the next submission on. */
+/* Prepares u's request, in flight from the next submission on; or performs
+ * it with system calls, timed as mdfio-posix times it, and returns 1. */
 static int uring_start(void *priv, struct mdfio_unit *u)
 {
 	struct uring *ur = priv;
 	struct slot *s = &ur->slot[u->index];
 
+	/* a new generation either way: the ring may still hold completions
+	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
+	if (!ur->via_ring) {
+		u->req.t0 = mdfio_now();
+		u->req.err = mdfio_sys_perform(&u->req);
+		return 1;
+	}
 	s->stage = ST_OPEN;
 	s->done = 0;
 	prep(ur, u);
@@ -262,7 +289,9 @@ static unsigned int reap(struct uring *ur)
 
 static int uring_commit(void *priv)
 {
-	return submit(priv, 0);
+	struct uring *ur = priv;
+
+	return ur->nr_sqes ? submit(ur, 0) : 0;
 }
 
 static int uring_reap(void *priv, unsigned int min)
@@ -371,6 +400,27 @@ static void uring_exit(void *priv)
 	free(ur);
 }
 
+/* Only the job's thread submits and reaps, so the kernel may run the work
+ * that completes a request (a linked chain's next call, a worker's result)
+ * when that thread next enters the ring to wait, instead of interrupting
+ * it (SINGLE_ISSUER, DEFER_TASKRUN: Linux 6.1): fewer context switches and
+ * less CPU per step (docs/benchmarks.md). Not with SQPOLL, whose thread
+ * submits; and without them on a kernel that has neither. */
+static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_params *p)
+{
+	struct io_uring_params plain = *p;
+	int ret;
+
+	if (!(p->flags & IORING_SETUP_SQPOLL)) {
+		p->flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+		ret = io_uring_queue_init_params(entries, &ur->ring, p);
+		if (ret != -EINVAL)
+			return ret;
+		*p = plain;
+	}
+	return io_uring_queue_init_params(entries, &ur->ring, p);
+}
+
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
@@ -392,11 +442,12 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
+	ur->via_ring = o->issue == ISSUE_RING || (o->issue == ISSUE_AUTO && n > 1);
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
 	}
-	ret = io_uring_queue_init_params(3 * n, &ur->ring, &p);
+	ret = init_ring(ur, 3 * n, &p);
 	if (ret) {
 		ur->ring.ring_fd = -1;
 		return mdfio_error("cannot set up an io_uring of %u entries%s: %s",
@@ -419,6 +470,22 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	.help = text, .category = FIO_OPT_C_ENGINE,			\
 	.group = FIO_OPT_G_IOURING }
 
+static int cb_issue(void *data, const char *s)
+{
+	/* "value|default", as the core's options take it */
+	const char *bar = strchr(s, '|');
+	const char *v = bar == s ? s + 1 : s;
+	size_t n = bar && bar != s ? (size_t)(bar - s) : strlen(v);
+	unsigned int k;
+
+	for (k = 0; k < sizeof(issue_names) / sizeof(issue_names[0]); k++)
+		if (strlen(issue_names[k]) == n && !strncmp(v, issue_names[k], n)) {
+			((struct uring_options *)data)->issue = k;
+			return 0;
+		}
+	return mdfio_error("issue=%s: expected auto, ring or syscall", s);
+}
+
 /* fixedbufs and sqthread_poll are fio's io_uring names for the same
  * switches; linked has no counterpart there (its direct descriptors exist
  * only to carry a chain) */
@@ -429,6 +496,8 @@ static const struct fio_option uring_options[] = {
 		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	MDFIO_OPT("issue", cb_issue, "auto",
+		  "How object calls are issued: auto (system calls at iodepth 1; through the ring at more), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

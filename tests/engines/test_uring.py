@@ -1,4 +1,6 @@
-"""What only mdfio-uring promises: every object call goes through the ring,
+"""What only mdfio-uring promises: with issue=ring every object call goes
+through the ring, with issue=syscall none, and issue=auto makes system
+calls at iodepth 1 and goes through the ring at more; every choice performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
 import itertools
@@ -22,9 +24,12 @@ def traced(tmpfs, tmp_path, opts, phase):
     return trace.read_text().splitlines()
 
 
+@pytest.mark.parametrize("issue", ["ring", "auto"])
 @pytest.mark.parametrize("linked", [0, 1])
-def test_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked):
-    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked)
+def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked, issue):
+    """issue=ring, and issue=auto above iodepth 1: no object call but
+    through the ring."""
+    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue)
     for phase in ("precreate", "benchmark", "cleanup"):
         lines = traced(tmpfs, tmp_path, opts, phase)
         assert not [l for l in lines if '"file-' in l or "/file-" in l], phase
@@ -33,6 +38,87 @@ def test_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked):
         assert any("IORING_REGISTER_BUFFERS" in l for l in registered)
         assert any("IORING_REGISTER_FILES" in l for l in registered) == bool(linked)
     assert os.listdir(tmpfs) == []
+
+
+def object_calls(lines):
+    """{system call: count} of the calls on objects ("file-<i>")."""
+    calls = {}
+    for line in lines:
+        m = re.search(r"^\d+\s+(\w+)\(.*\"file-\d+\"", line)
+        if m:
+            calls[m.group(1)] = calls.get(m.group(1), 0) + 1
+    return calls
+
+
+@pytest.mark.parametrize("issue,iodepth", [("syscall", 8), ("auto", 1)])
+def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_path, issue, iodepth):
+    """issue=syscall always, issue=auto at iodepth 1 (where a call handed to
+    a worker could overlap with nothing): mdfio-posix's calls, one per
+    object call, and the ring is never entered for them."""
+    d, p = 2, 20
+    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=iodepth, issue=issue)
+    want = {"precreate": {"openat": d * p, "write": d * p, "close": d * p},
+            "benchmark": {"newfstatat": d * p, "openat": 2 * d * p, "read": d * p, "write": d * p,
+                          "close": 2 * d * p, "unlinkat": d * p},
+            "cleanup": {"unlinkat": d * p}}
+    for phase in ("precreate", "benchmark", "cleanup"):
+        lines = traced(tmpfs, tmp_path, opts, phase)
+        # but once at set-up: linked=1 checks its direct descriptors
+        # with an open and a close of the root
+        entered = [l for l in lines if "io_uring_enter(" in l]
+        assert len(entered) == 1 and "io_uring_enter(" in entered[0] and ", 2, 2," in entered[0], (phase, entered)
+        calls = object_calls(lines)
+        # read and write name no file: count the object's calls by its descriptor's
+        assert {k: v for k, v in calls.items() if k not in ("read", "write", "close")} == \
+            {k: v for k, v in want[phase].items() if k not in ("read", "write", "close")}, (phase, calls)
+    assert os.listdir(tmpfs) == []
+
+
+def outcome(run):
+    """What a phase's fio run says, but for time: per slot the operations
+    counted, failed and timed, and the engine's error lines."""
+    (j,) = run.jobs()
+    slots = {}
+    for slot in ("read", "write", "trim"):
+        slots[slot] = (j[slot]["total_ios"], j[slot]["drop_ios"], j[slot]["io_bytes"], j[slot]["clat_ns"]["N"])
+    slots["sync"] = (j["sync"]["total_ios"], j["sync"]["lat_ns"]["N"])
+    return slots, run.mdfio_lines()
+
+
+@pytest.mark.parametrize("linked", [0, 1])
+def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(tmpfs, tmp_path, linked):
+    """The same cycle, with a stat that fails (a missing object), a read that
+    fails (a symlink, not followed), and cleanup deletes that fail (the
+    object that failed stat never replaced, one more removed), through the ring, as system calls and as issue=auto
+    chooses, at iodepth 1 and 8: identical namespaces, counts, error lines
+    and latency samples, and the symlink's target untouched."""
+    d, p = 2, 24
+    results = {}
+    for issue in ("ring", "syscall", "auto"):
+        for iodepth in (1, 8):
+            root = tmpfs / f"{issue}-{iodepth}"
+            root.mkdir()
+            (tmpfs / "target").write_text("not an object")
+            opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p // 2, iodepth=iodepth, linked=linked,
+                        issue=issue, verify_read=1)
+            got = []
+            run = run_fio(job(["precreate"], root, engine="uring", **opts), tmp_path, check=True)
+            got.append((outcome(run), namespace(root)))
+            (root / "0_0" / "file-3").unlink()
+            (root / "0_1" / "file-5").unlink()
+            (root / "0_1" / "file-5").symlink_to(tmpfs / "target")
+            run = run_fio(job(["benchmark"], root, engine="uring", **opts), tmp_path, check=False)
+            assert run.rc != 0
+            got.append((outcome(run), namespace(root)))
+            (root / "0_0" / f"file-{p + 6}").unlink()
+            run = run_fio(job(["cleanup"], root, engine="uring", **opts), tmp_path, check=False)
+            got.append((outcome(run), os.listdir(root)))
+            results[issue, iodepth] = [str(g).replace(str(root), "ROOT") for g in got]
+            assert (tmpfs / "target").read_text() == "not an object"
+    first = results["ring", 1]
+    assert "1 stat error" in first[1] and "1 read error" in first[1] and "2 delete errors" in first[2], first
+    for key, got in results.items():
+        assert got == first, key
 
 
 @pytest.mark.parametrize("linked,fixedbufs,sqthread_poll", list(itertools.product([0, 1], repeat=3)))
@@ -47,6 +133,12 @@ def test_each_feature_combination_runs_the_cycle(tmpfs, tmp_path, linked, fixedb
     calls = trace.read_text()
     # each switch really reaches the kernel, in every rank's ring
     assert calls.count("IORING_SETUP_SQPOLL") == (n if sqthread_poll else 0), calls
+    # without a polling thread, the job's thread alone submits and the
+    # kernel defers completion work to its waits (SINGLE_ISSUER 1<<12,
+    # DEFER_TASKRUN 1<<13; strace may not name them)
+    setups = [l for l in calls.splitlines() if "io_uring_setup(" in l]
+    deferred = [l for l in setups if re.search(r"flags=(0x3000|IORING_SETUP_SINGLE_ISSUER\|IORING_SETUP_DEFER_TASKRUN)\b", l)]
+    assert len(setups) == n and len(deferred) == (0 if sqthread_poll else n), setups
     assert calls.count("IORING_REGISTER_BUFFERS") == (n if fixedbufs else 0), calls
     assert calls.count("IORING_REGISTER_FILES") == (n if linked else 0), calls
     assert namespace(tmpfs) == expected(n, d, p, p)
@@ -97,10 +189,19 @@ def test_bad_feature_value_is_refused_by_fio_naming_the_option(tmpfs, tmp_path, 
     assert os.listdir(tmpfs) == []
 
 
+@pytest.mark.parametrize("value", ["Ring", "syscalls", "auto,ring", "|bogus"])
+def test_a_bad_issue_value_is_one_line_naming_the_option(tmpfs, tmp_path, value):
+    run = run_fio(job(["precreate"], tmpfs, engine="uring", issue=value), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert lines == [f"mdfio: issue={value}: expected auto, ring or syscall"], run.stderr
+    assert os.listdir(tmpfs) == []
+
+
 def test_enghelp_lists_the_ring_options():
     out = subprocess.run(["fio", f"--enghelp={engine_path('uring')}"], capture_output=True, text=True,
                          env=fio_env()).stdout
-    for opt in ("linked", "fixedbufs", "sqthread_poll", "phase", "datasets"):
+    for opt in ("linked", "fixedbufs", "sqthread_poll", "issue", "phase", "datasets"):
         assert re.search(rf"^{opt}\s+: \S", out, re.M), out
 
 
