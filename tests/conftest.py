@@ -171,3 +171,29 @@ def loopfs(tmp_path):
     yield make
     for mnt in mounts:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+# the ranks md-workbench runs on in the tests against the real program
+MDW_RANKS = 2
+
+
+@pytest.fixture
+def md_workbench():
+    """run(args, cwd) -> the stdout of IOR's md-workbench on MDW_RANKS ranks
+    under mpirun; skips without the binary (MDFIO_MD_WORKBENCH) or mpirun."""
+    exe = os.environ.get("MDFIO_MD_WORKBENCH") or shutil.which("md-workbench")
+    if not exe:
+        pytest.skip("md-workbench not found: set MDFIO_MD_WORKBENCH to IOR's md-workbench binary "
+                    "or put md-workbench on PATH (tests/fixtures/md-workbench/README.md builds it)")
+    if not shutil.which("mpirun"):
+        pytest.skip("mpirun is not installed (openmpi-bin): md-workbench runs its ranks under it")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+
+    def run(args, cwd):
+        proc = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(MDW_RANKS), exe, *args],
+                              capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
+        return proc.stdout
+    return run

@@ -11,12 +11,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import SANITIZER_REPORT, job, namespace, run_fio
+from conftest import MDW_RANKS, job, namespace, run_fio
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "md-workbench"
 CASES = json.loads((FIXTURES / "cases.json").read_text())["cases"]
@@ -90,28 +89,7 @@ def test_pattern_options_refuse_bad_values_in_one_line(tmpfs, tmp_path):
 
 # ------------------------------------------------------- the real program
 
-N, D, P, S, SEED = 2, 2, 4, 5000, 1234
-
-
-@pytest.fixture
-def md_workbench():
-    """run(args) -> md-workbench's output, the program run on N ranks."""
-    exe = os.environ.get("MDFIO_MD_WORKBENCH") or shutil.which("md-workbench")
-    if not exe:
-        pytest.skip("md-workbench not found: set MDFIO_MD_WORKBENCH to IOR's md-workbench binary "
-                    "or put md-workbench on PATH (tests/fixtures/md-workbench/README.md builds it)")
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not installed (openmpi-bin): md-workbench runs its ranks under it")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none")
-
-    def run(args, cwd):
-        proc = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(N), exe, *args],
-                              capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
-        return proc.stdout
-    return run
+N, D, P, S, SEED = MDW_RANKS, 2, 4, 5000, 1234
 
 
 def mdw_args(root, packet, seed, *phase):
