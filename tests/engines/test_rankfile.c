@@ -21,12 +21,25 @@ static int dirfd_of(const char *dir)
 
 /* Each of n processes claims its rank and runs ROUNDS phases, each started
  * by a barrier: none may pass barrier k before all have finished phase k-1. */
+
+/* Waits for n children: how many did not exit with 0. */
+static unsigned int failed_children(unsigned int n)
+{
+	unsigned int bad = 0;
+	int status;
+
+	while (n--) {
+		wait(&status);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	return bad;
+}
 static void lockstep(const char *dir, unsigned int n)
 {
 	unsigned int *done = mmap(NULL, sizeof(unsigned int) * (ROUNDS + 1),
 				  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	unsigned int r, bad = 0;
-	int status;
+	unsigned int r, bad;
 
 	for (r = 0; r < n; r++) {
 		if (fork())
@@ -53,11 +66,7 @@ static void lockstep(const char *dir, unsigned int n)
 		_exit(early ? 4 : 0);
 	}
 	/* done[0] is the "phase" before the first barrier: nothing */
-	for (r = 0; r < n; r++) {
-		wait(&status);
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			bad++;
-	}
+	bad = failed_children(n);
 	CHECK(!bad, "%u of %u ranks failed the lockstep", bad, n);
 	CHECK(faccessat(dirfd_of(dir), MDFIO_RANKFILE_NAME, F_OK, 0),
 	      "the last rank out removes the rank file");
@@ -77,8 +86,7 @@ static uint64_t value_of(unsigned int r, unsigned int k)
  * (the cross-rank maximum of a stonewall wear-out). */
 static void max_of_values(const char *dir, unsigned int n)
 {
-	unsigned int r, k, bad = 0;
-	int status;
+	unsigned int r, k, bad;
 
 	for (r = 0; r < n; r++) {
 		if (fork())
@@ -108,11 +116,7 @@ static void max_of_values(const char *dir, unsigned int n)
 		mdfio_rankfile_release(&rf, fd, NULL, NULL);
 		_exit(wrong ? 4 : 0);
 	}
-	for (r = 0; r < n; r++) {
-		wait(&status);
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			bad++;
-	}
+	bad = failed_children(n);
 	CHECK(!bad, "%u of %u ranks did not get the largest value of every barrier", bad, n);
 }
 
