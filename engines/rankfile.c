@@ -410,6 +410,15 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 		    MDFIO_RANKFILE_NAME);
 }
 
+/* Whether the fio process that reserved this rank has died (SIGKILL, a
+ * crash) and left its job running: the job's siblings, present or not, look
+ * claimed through the open file it shares with them, so no wait of it would
+ * ever time out. fio's main process is a job's parent until it dies. */
+static int fio_gone(const struct mdfio_rankfile *rf)
+{
+	return rf->fio_pid != (long)getpid() && rf->fio_pid != (long)getppid();
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -573,7 +582,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	if (got < 0)
 		return mdfio_reason(msg, msglen, "%s", why);
 	for (;;) {
-		int released, failed;
+		int released, failed, gone;
 
 		/* a shared lock also makes a network file system read the
 		 * file afresh */
@@ -592,7 +601,8 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		/* time counts only while a whole block is claimed by nobody:
 		 * one claimed rank of it shows its fio busy with the previous
 		 * phase */
-		if (!failed) {
+		gone = !released && !failed && fio_gone(rf);
+		if (!failed && !gone) {
 			if (!lonely_since || first_unclaimed(rf) == rf->total)
 				lonely_since = now_ms();
 			if (now_ms() - lonely_since <= timeout_ms) {
@@ -616,6 +626,12 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			/* the first rank to give up said why for all */
 			read_failure(rf->fd, why, sizeof(why));
 			write_rank(rf, b - 1, "-");
+			break;
+		}
+		if (gone) {
+			snprintf(why, sizeof(why), "fio's main process (pid %ld, host %s) is gone",
+				 rf->fio_pid, rf->host);
+			fail_barrier(rf, &h, b, why);
 			break;
 		}
 		if (first_unclaimed(rf) == rf->total) {

@@ -41,6 +41,8 @@ static unsigned int *jobs_left;
 /* clones ended of each job section, by the thread number of its first
  * clone: shared by the processes fio forks, and a futex word each */
 static uint32_t *clones_ended;
+/* the fio process that mapped clones_ended: its jobs' parent while it lives */
+static pid_t fio_main;
 /* What the jobs of each root tell the last of them, shared likewise: a
  * rank failed in mid-phase (its line, as the root's later jobs in this fio
  * refuse with it), and a cleanup removed a namespace whose root mdfio
@@ -160,6 +162,7 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			clones_ended = NULL;
 			return mdfio_error("cannot map the job counts: %s", strerror(errno));
 		}
+		fio_main = getpid();
 	}
 	res = find(root);
 	if (res)
@@ -364,6 +367,11 @@ int mdfio_wait_previous_section(struct thread_data *td)
 		if (td->terminate)
 			return mdfio_error("job %s stopped while it waited for job %s to end",
 					   td->o.name, prev->o.name);
+		/* a clone killed with fio's main process is never seen to end
+		 * by anyone */
+		if (getppid() != fio_main && getpid() != fio_main)
+			return mdfio_error("job %s: fio's main process (pid %ld) is gone while it waited for job %s to end",
+					   td->o.name, (long)fio_main, prev->o.name);
 		syscall(SYS_futex, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
 	}
 }

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -388,3 +389,80 @@ def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
     errs = [p.communicate(timeout=TIMEOUT)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], errs
     assert os.listdir(tmpfs) == []
+
+
+def children(pid):
+    """Child pids of pid, oldest first (fio forks its jobs in jobfile order)."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return sorted(map(int, out))
+
+
+def gone(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("where", ["waiting for the previous section", "at the barrier"])
+def test_jobs_of_a_killed_fio_end(tmpfs, tmp_path, where):
+    """fio's main process dies (SIGKILL) and leaves its jobs running: a job
+    waiting for the previous section's clones, one of which was killed too,
+    or a job at the barrier whose sibling never comes (both look present
+    through the open file fio shared with them) ends in one line instead of
+    waiting for ever; join_timeout is far away."""
+    text = mdfio.fio.jobfile(["precreate", "benchmark"], tmpfs, engine_path(), stonewall=False, numjobs=2,
+                             bs=64, datasets=1, precreate_per_set=60000, steps_per_set=10, join_timeout=600)
+    job = tmp_path / "orphans.fio"
+    job.write_text(text)
+    err = tmp_path / "orphans.err"
+    with open(err, "w") as errf:
+        proc = subprocess.Popen(["fio", "--eta=never", str(job)], stdout=subprocess.DEVNULL, stderr=errf,
+                                env=fio_env(), start_new_session=True)
+    kids = []
+
+    def wait_for(what, done, seconds=60):
+        deadline = time.monotonic() + seconds
+        while not done():
+            assert time.monotonic() < deadline, f"{what}: {err.read_text()}"
+            time.sleep(0.01)
+
+    try:
+        def started():
+            kids[:] = children(proc.pid)
+            return len(kids) == 4 and "precreating" in text_of(tmpfs / "mdfio.status")
+
+        wait_for("the precreate did not start", started)
+        pre0, pre1, bench0, bench1 = kids
+        # bench1 will never reach the barrier
+        os.kill(bench1, signal.SIGSTOP)
+        if where == "at the barrier":
+            wait_for("rank 0 did not reach the benchmark's barrier",
+                     lambda: " phase benchmark-" in text_of(tmpfs / "mdfio.ranks"))
+            os.kill(proc.pid, signal.SIGKILL)
+            needle = (f"rank 0 (host {socket.gethostname()}): fio's main process (pid {proc.pid}, host "
+                      f"{socket.gethostname()}) is gone; nothing was started")
+        else:
+            # pre1 dies before its end, with fio: nobody sees it end
+            os.kill(pre1, signal.SIGSTOP)
+            os.kill(proc.pid, signal.SIGKILL)
+            os.kill(pre1, signal.SIGKILL)
+            needle = (f"job benchmark-1: fio's main process (pid {proc.pid}) is gone while it waited for job "
+                      "precreate-0 to end")
+        proc.wait()
+        wait_for("orphaned jobs still running", lambda: gone(pre0) and gone(bench0))
+        lines = [l for l in err.read_text().splitlines() if l.startswith("mdfio:")]
+        assert any(needle in l for l in lines), lines
+    finally:
+        for pid in [proc.pid, *kids]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def text_of(path):
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
