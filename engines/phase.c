@@ -305,7 +305,11 @@ int mdfio_commit_phase(struct mdfio_job *j)
 			return 1;
 		err = mdfio_status_create(j->root_fd, &st);
 		mdfio_status_free(&st);
-		if (err && err != EEXIST)
+		/* a sibling that created it meanwhile may have gone on to fill
+		 * the file system, so that the temporary file this rank needed
+		 * found no room: only a status still missing is an error */
+		if (err && err != EEXIST &&
+		    fstatat(j->root_fd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW))
 			return mdfio_error("cannot create %s: %s", j->status_path,
 					   strerror(err));
 	}
