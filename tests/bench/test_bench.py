@@ -126,8 +126,10 @@ def test_quick_bench_writes_every_section(request, tmp_path):
         assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
 
     scaling = rows(docs["scaling"], "Scaling")
-    assert [(r["fs"], r["numjobs"], r["objects"]) for r in scaling] == [("tmpfs", 1, 200), ("tmpfs", 2, 400)]
-    assert all(r["peak RSS"] > 0 for r in scaling)
+    assert [(r["fs"], r["processes"], r["objects"]) for r in scaling] == [("tmpfs", n, total) for total in (200, 400)
+                                                                           for n in (1, 2)]
+    assert all(is_spread(r[ph]) and r[ph]["min"] > 0 for r in scaling for ph in phases)
+    assert all(is_spread(r["peak RSS"]) and r["peak RSS"]["min"] > 0 for r in scaling)
 
     hosts = rows(docs["hosts"], "Runs over fio servers against one fio")
     assert [r["layout"] for r in hosts] == ["one fio (objects/s)", "1 host × 4 clones", "2 hosts × 2 clones",
