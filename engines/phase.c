@@ -407,8 +407,10 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks) {
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
-		if (!err && st.root_created)
+		if (!err && st.root_created) {
 			mdfio_reservation_remove_root(j->root);
+			mdfio_rankfile_mark_root(&j->rankfile);
+		}
 	} else
 		err = mdfio_status_write(fd, &st);
 	if (err)

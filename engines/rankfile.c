@@ -95,6 +95,9 @@ struct header {
 	uint64_t failed;	/* the last barrier given up, never used again */
 	/* the largest value the ranks brought to the barrier released last */
 	uint64_t max;
+	/* a cleanup emptied a namespace whose root mdfio made: the last one
+	 * out of this file removes the root too (mdfio_rankfile_mark_root) */
+	int root_goes;
 };
 
 struct rank_rec {
@@ -144,9 +147,11 @@ static int read_header(int fd, struct header *h)
 		return -1;
 	if (!buf[0])
 		return 1;
+	/* a file kept from a phase run by an older mdfio has no root-goes */
+	h->root_goes = 0;
 	if (sscanf(buf, MAGIC " id %16[0-9a-f] total %" SCNu32 " released %" SCNu64
-		   " failed %" SCNu64 " max %" SCNu64, h->id, &h->total, &h->released,
-		   &h->failed, &h->max) != 5)
+		   " failed %" SCNu64 " max %" SCNu64 " root-goes %d", h->id, &h->total,
+		   &h->released, &h->failed, &h->max, &h->root_goes) < 5)
 		return -1;
 	return 0;
 }
@@ -154,8 +159,8 @@ static int read_header(int fd, struct header *h)
 static int write_header(int fd, const struct header *h)
 {
 	return write_rec(fd, 0, REC, MAGIC " id %s total %" PRIu32 " released %" PRIu64
-			 " failed %" PRIu64 " max %" PRIu64, h->id, h->total, h->released,
-			 h->failed, h->max);
+			 " failed %" PRIu64 " max %" PRIu64 " root-goes %d", h->id, h->total,
+			 h->released, h->failed, h->max, h->root_goes);
 }
 
 /* A new file's id: random, so that the run ids of a file that replaced an
@@ -258,6 +263,7 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		new_id(h.id);
 		h.total = rf->total;
 		h.released = h.failed = h.max = 0;
+		h.root_goes = 0;
 		err = write_header(fd, &h);
 		if (!err)
 			err = write_rec(fd, FAILURE_OFF, FAILURE_LEN, "-");
@@ -667,40 +673,65 @@ int mdfio_rankfile_abort(struct mdfio_rankfile *rf, const char *why)
 	return 0;
 }
 
-/* Removes the file if no other open file holds a lock in it (only the last
- * one out can tell, and only then, whether it is still needed), and closes
- * it, dropping every lock of rf. */
-static void remove_if_last(struct mdfio_rankfile *rf, int dirfd,
-			   int (*keep)(void *arg), void *arg)
+int mdfio_rankfile_mark_root(struct mdfio_rankfile *rf)
 {
-	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
-	    !(keep && keep(arg)))
-		unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0);
-	close(rf->fd);
-	rf->fd = -1;
+	struct header h;
+	int err = lock(rf->fd, F_WRLCK, 0, REC, 1);
+
+	if (err)
+		return err;
+	if (read_header(rf->fd, &h) || strcmp(h.id, rf->id))
+		err = ESTALE;
+	else if (!h.root_goes) {
+		h.root_goes = 1;
+		err = write_header(rf->fd, &h);
+	}
+	unlock(rf->fd, 0, REC);
+	return err;
 }
 
-void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
-			    int (*keep)(void *arg), void *arg)
+/* Removes the file if no other open file holds a lock in it (only the last
+ * one out can tell, and only then, whether it is still needed), and closes
+ * it, dropping every lock of rf. Returns 1 if it removed the file and a
+ * cleanup had marked the root to go with it. */
+static int remove_if_last(struct mdfio_rankfile *rf, int dirfd,
+			  int (*keep)(void *arg), void *arg)
+{
+	struct header h;
+	int root_goes = 0;
+
+	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
+	    !(keep && keep(arg))) {
+		root_goes = !read_header(rf->fd, &h) && h.root_goes;
+		if (unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0))
+			root_goes = 0;
+	}
+	close(rf->fd);
+	rf->fd = -1;
+	return root_goes;
+}
+
+int mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
+			   int (*keep)(void *arg), void *arg)
 {
 	if (rf->fd < 0)
-		return;
+		return 0;
 	/* Holding every record shows that no other rank is left. The own
 	 * claim goes first: of ranks leaving at once, each then finds the
 	 * others' claims gone or is found by them, so the last one removes it
 	 * (holding on to its claim, each could see the other's and neither). */
 	unlock(rf->fd, rec_off(rf->rank), CLAIM_LEN);
-	remove_if_last(rf, dirfd, keep, arg);
+	return remove_if_last(rf, dirfd, keep, arg);
 }
 
-void mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
-			      uint32_t n, int (*keep)(void *arg), void *arg)
+int mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			     uint32_t n, int (*keep)(void *arg), void *arg)
 {
 	uint32_t r;
 
 	if (rf->fd < 0)
-		return;
+		return 0;
 	for (r = first; r < first + n; r++)
 		unlock(rf->fd, reservation_off(r), 1);
-	remove_if_last(rf, dirfd, keep, arg);
+	return remove_if_last(rf, dirfd, keep, arg);
 }

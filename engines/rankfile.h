@@ -57,9 +57,10 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 				  const struct mdfio_rankfile *reserved, char *msg, size_t msglen);
 
 /* Gives up the reservation of ranks [first, first+n) and closes rf; removes
- * the file as mdfio_rankfile_release does when nobody else holds it. */
-void mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
-			      uint32_t n, int (*keep)(void *arg), void *arg);
+ * the file as mdfio_rankfile_release does when nobody else holds it, and
+ * returns the same. */
+int mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
+			     uint32_t n, int (*keep)(void *arg), void *arg);
 
 /* Waits until every rank of the run has arrived to enter phase (a name that
  * must be the same for all: ranks entering different phases fail the
@@ -101,8 +102,16 @@ int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank);
  * keep (may be NULL), asked then, says the file must stay: for the
  * namespace's next phase, so that a cleanup can claim its ranks even on a
  * file system too full for a new file. The first rank of a run starts the
- * file afresh (a new id, no barrier passed or failed). */
-void mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
-			    int (*keep)(void *arg), void *arg);
+ * file afresh (a new id, no barrier passed or failed). Returns 1 if this
+ * removed the file and a rank had marked the root to go with it
+ * (mdfio_rankfile_mark_root), else 0. */
+int mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
+			   int (*keep)(void *arg), void *arg);
+
+/* A cleanup emptied a namespace whose root mdfio made: whichever process
+ * removes the rank file last, of any fio on any host, learns that the root
+ * is to go as well (the fio that removed the status may not be the last
+ * one out). Returns 0 or an errno. */
+int mdfio_rankfile_mark_root(struct mdfio_rankfile *rf);
 
 #endif

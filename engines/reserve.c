@@ -380,6 +380,7 @@ void mdfio_job_ended(struct thread_data *td)
 {
 	const char *root = td->o.directory;
 	struct reservation *res;
+	int root_goes;
 
 	if (clones_ended) {
 		uint32_t *word = &clones_ended[mdfio_job_parent(td)->thread_number - 1];
@@ -393,10 +394,12 @@ void mdfio_job_ended(struct thread_data *td)
 		return;
 	/* the last job of this fio on the root: its open file is fio's, so
 	 * this gives fio's reservation up */
-	mdfio_rankfile_unreserve(&res->rf, res->dirfd, res->first, res->n, status_left, res);
+	root_goes = mdfio_rankfile_unreserve(&res->rf, res->dirfd, res->first, res->n,
+					     status_left, res);
 	/* a root mdfio created goes with the namespace: after the rank file,
-	 * which the last rank out of the whole run removes */
-	if ((res->created || (shared && shared[res - held].remove)) && !status_left(res) &&
+	 * which the last rank out of the whole run removes (told by the rank
+	 * file when another fio emptied the namespace) */
+	if ((res->created || root_goes || (shared && shared[res - held].remove)) && !status_left(res) &&
 	    faccessat(res->dirfd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
 		remove_root(res);
 }

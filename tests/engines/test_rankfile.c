@@ -348,6 +348,27 @@ int main(void)
 		CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone with the reservation");
 	}
 
+	/* a cleanup that emptied a root mdfio made marks it: whoever removes
+	 * the file last, not necessarily the marking rank, learns that the
+	 * root goes; the next run's file starts unmarked */
+	{
+		struct mdfio_rankfile c;
+
+		CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+		CHECK(!mdfio_rankfile_claim(&c, fd, 1, 2, 1, "hostB", msg, sizeof(msg)), "claim: %s", msg);
+		CHECK(!mdfio_rankfile_mark_root(&a), "mark the root");
+		CHECK(mdfio_rankfile_release(&a, fd, NULL, NULL) == 0, "the marking rank is not the last out");
+		CHECK(mdfio_rankfile_release(&c, fd, NULL, NULL) == 1, "the last one out learns that the root goes");
+		CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0), "the rank file is gone");
+		CHECK(!mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)), "claim: %s", msg);
+		CHECK(mdfio_rankfile_release(&a, fd, NULL, NULL) == 0, "a new run's file is not marked");
+		CHECK(!mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)), "claim: %s", msg);
+		CHECK(!mdfio_rankfile_mark_root(&a), "mark the root");
+		CHECK(mdfio_rankfile_release(&a, fd, keep, NULL) == 0, "a file kept is no root to remove");
+		CHECK(!mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)), "claim: %s", msg);
+		CHECK(mdfio_rankfile_release(&a, fd, NULL, NULL) == 0, "its next run starts unmarked");
+	}
+
 	/* never through a symlink, never a foreign file */
 	CHECK(!symlinkat("/etc/passwd", fd, MDFIO_RANKFILE_NAME), "symlink");
 	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) && strstr(msg, "symlink"),

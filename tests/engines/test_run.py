@@ -228,6 +228,45 @@ def test_a_host_that_dies_mid_benchmark(servers, tmpfs, tmp_path):
     assert os.listdir(tmpfs) == []
 
 
+@pytest.mark.parametrize("last", [0, 1])
+def test_run_info_file_and_a_root_mdfio_made_over_two_hosts(servers, tmpfs, tmp_path, last):
+    """Over two hosts sharing the root: the run-info file is written once per
+    phase, when the last rank is out, with md-workbench's position; the root
+    a precreate made goes with the cleanup that empties the namespace, with
+    either host's jobs ending 3 s after the other's (exec_postrun). (That
+    the last fio out removes it also where another fio's rank removed the
+    status is test_rankfile.c's: no jobfile can order that.)"""
+    hosts = servers(2)
+    names = ",".join(s.name for s in hosts)
+    root = tmpfs / "made"
+    info = tmp_path / "run-info"
+    opts = dict(numjobs=2, hosts=names, datasets=D, precreate_per_set=P, steps_per_set=I, run_info_file=info)
+
+    def rooted(phases, **extra):
+        # fio's own directory= refuses a missing directory when it parses
+        return mdfio.fio.jobfile(phases, "/unused", engine_path(), **opts, **extra).replace(
+            "directory=/unused", f"root={root}")
+
+    client(hosts, rooted(["precreate"]), tmp_path, check=True)
+    assert info.read_text() == "pos: 0\n"
+    assert "root created-by-mdfio" in (root / "mdfio.status").read_text()
+    client(hosts, rooted(["benchmark"]), tmp_path, check=True)
+    assert info.read_text() == f"pos: {I}\n"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("run-info")) == ["run-info"]
+    text = rooted(["cleanup"], stonewall=False)
+    jobs = [tmp_path / "cleanup-first.fio", tmp_path / "cleanup-last.fio"]
+    jobs[0].write_text(text)
+    # fio runs exec_postrun before it closes the engine, where a job ends
+    jobs[1].write_text(text.replace("phase=cleanup", "phase=cleanup\nexec_postrun=sleep 3"))
+    order = [jobs[0], jobs[1]] if last else [jobs[1], jobs[0]]
+    run = mdfio.fio.run(order[1], args=[hosts[0].client_arg, str(order[0]), hosts[1].client_arg],
+                        env=fio_env(), timeout=TIMEOUT)
+    output = order[1].with_suffix(".json").read_text()
+    assert run.rc == 0, output[:output.find("\n{")] + run.stdout + run.stderr
+    assert not root.exists(), os.listdir(root)
+    assert info.read_text() == f"pos: {I}\n"
+
+
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 
 
