@@ -249,7 +249,8 @@ static int engine_init(struct thread_data *td)
 	td->o.disable_slat = td->o.disable_bw = 1;
 	td->ts_cache_mask = FIO_GTOD_REDUCE_TS_CACHE_MASK;
 	j->units = mdfio_phase_units(eo);
-	j->per_io_u = be->sync ? MDFIO_UNITS_PER_IO_U : 1;
+	j->per_io_u = be->sync || (be->ends_in_start && j->priv && be->ends_in_start(j->priv)) ?
+		      MDFIO_UNITS_PER_IO_U : 1;
 	if (j->ph->removes_datasets) {
 		uint32_t d;
 
@@ -709,8 +710,8 @@ static inline void count_batched(struct thread_data *td, enum fio_ddir ddir, uns
 	td->this_io_blocks[ddir] += more;
 }
 
-/* fio's queue. An io_u carries one unit, or, where the backend is
- * synchronous, up to j->per_io_u. A failed unit
+/* fio's queue. An io_u carries one unit, or, where the backend ends every
+ * request in start, up to j->per_io_u. A failed unit
  * always has an io_u of its own, so that fio counts exactly the failed
  * units as errors and the bytes of the others: one that fails after others
  * is held for the next io_u. */

@@ -74,6 +74,10 @@ struct mdfio_backend {
 	/* start ends every request: fio runs one unit at a time (iodepth 1),
 	 * and a fio that counts several I/Os per io_u gets several units */
 	int sync;
+	/* Optional, for a backend that is not sync: whether start ends every
+	 * request of this job (it chose system calls at init); its io_us then
+	 * carry several units, as a sync backend's do */
+	int (*ends_in_start)(void *priv);
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
 };
 

@@ -21,7 +21,9 @@
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "core.h"
 #include "sysio.h"
@@ -389,6 +391,11 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	return 0;
 }
 
+static int uring_ends_in_start(void *priv)
+{
+	return !((struct uring *)priv)->via_ring;
+}
+
 static void uring_exit(void *priv)
 {
 	struct uring *ur = priv;
@@ -421,6 +428,17 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
+/* Whether the root's file system keeps everything in memory (tmpfs,
+ * ramfs): no call there ever waits for a device, so a handoff to a worker
+ * can only add its cost, at any iodepth (bench/run --only uring-issue). */
+static int in_memory(int root_fd)
+{
+	struct statfs fs;
+
+	return !fstatfs(root_fd, &fs) &&
+	       (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+}
+
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
 			    unsigned int n, void **priv)
 {
@@ -442,7 +460,8 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	ur->via_ring = o->issue == ISSUE_RING || (o->issue == ISSUE_AUTO && n > 1);
+	ur->via_ring = o->issue == ISSUE_RING ||
+		       (o->issue == ISSUE_AUTO && n > 1 && !in_memory(root_fd));
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
@@ -497,7 +516,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1; through the ring at more), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1 and on tmpfs or ramfs; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
@@ -508,6 +527,7 @@ static const struct mdfio_backend uring_backend = {
 	.reap = uring_reap,
 	.init = uring_setup_ring,
 	.exit = uring_exit,
+	.ends_in_start = uring_ends_in_start,
 	.options = uring_options,
 	.option_struct_size = sizeof(struct uring_options),
 };

@@ -1,9 +1,10 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
 through the ring, with issue=syscall none, and issue=auto makes system
-calls at iodepth 1 and goes through the ring at more; every choice performs the same calls with the same results;
+calls at iodepth 1 and on tmpfs and goes through the ring otherwise; every choice performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -26,18 +27,19 @@ def traced(tmpfs, tmp_path, opts, phase):
 
 @pytest.mark.parametrize("issue", ["ring", "auto"])
 @pytest.mark.parametrize("linked", [0, 1])
-def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, tmp_path, linked, issue):
-    """issue=ring, and issue=auto above iodepth 1: no object call but
-    through the ring."""
+def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, loopfs, tmp_path, linked, issue):
+    """issue=ring, and issue=auto above iodepth 1 on a file system on a
+    device (ext4 here): no object call but through the ring."""
+    root = tmpfs if issue == "ring" else loopfs("ext4")
     opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue)
     for phase in ("precreate", "benchmark", "cleanup"):
-        lines = traced(tmpfs, tmp_path, opts, phase)
+        lines = traced(root, tmp_path, opts, phase)
         assert not [l for l in lines if '"file-' in l or "/file-" in l], phase
         assert sum("io_uring_enter(" in l for l in lines) > 0, phase
         registered = [l for l in lines if "io_uring_register(" in l]
         assert any("IORING_REGISTER_BUFFERS" in l for l in registered)
         assert any("IORING_REGISTER_FILES" in l for l in registered) == bool(linked)
-    assert os.listdir(tmpfs) == []
+    assert [n for n in os.listdir(root) if n != "lost+found"] == []
 
 
 def object_calls(lines):
@@ -50,11 +52,12 @@ def object_calls(lines):
     return calls
 
 
-@pytest.mark.parametrize("issue,iodepth", [("syscall", 8), ("auto", 1)])
+@pytest.mark.parametrize("issue,iodepth", [("syscall", 8), ("auto", 1), ("auto", 8)])
 def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_path, issue, iodepth):
     """issue=syscall always, issue=auto at iodepth 1 (where a call handed to
-    a worker could overlap with nothing): mdfio-posix's calls, one per
-    object call, and the ring is never entered for them."""
+    a worker could overlap with nothing) and on tmpfs (where no call waits
+    for a device): mdfio-posix's calls, one per object call, and the ring
+    is never entered for them."""
     d, p = 2, 20
     opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=iodepth, issue=issue)
     want = {"precreate": {"openat": d * p, "write": d * p, "close": d * p},
@@ -71,6 +74,33 @@ def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_
         # read and write name no file: count the object's calls by its descriptor's
         assert {k: v for k, v in calls.items() if k not in ("read", "write", "close")} == \
             {k: v for k, v in want[phase].items() if k not in ("read", "write", "close")}, (phase, calls)
+    assert os.listdir(tmpfs) == []
+
+
+@pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
+def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path, issue, iodepth, per_io_u):
+    """Issued as system calls, every unit ends inside fio's queue call, so an
+    io_u carries up to 16 units, as mdfio-posix's do (fio's own cycle per
+    io_u is shared by them); through the ring, one each. fio's --debug=io
+    prints one 'queue' line per io_u, and fio's JSON counts every unit."""
+    D, P, I = 3, 20, 5
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=I, iodepth=iodepth, issue=issue)
+
+    def io_us(phase):
+        jobfile = tmp_path / f"{phase}.fio"
+        jobfile.write_text(job([phase], tmpfs, engine="uring", **opts))
+        out = subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
+                             capture_output=True, text=True, env=fio_env(), check=True).stdout
+        # fio's debug lines come first on the same stream as its JSON
+        (j,) = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
+        return len(re.findall(r" queue: io_u ", out)), {k: j[k]["total_ios"] for k in ("read", "write", "trim")}
+
+    def batches(units):
+        return -(-units // per_io_u)
+
+    assert io_us("precreate") == (batches(D * P), {"read": 0, "write": D * P, "trim": 0})
+    assert io_us("benchmark") == (batches(D * I), {"read": D * I, "write": 0, "trim": 0})
+    assert io_us("cleanup") == (batches(D * P), {"read": 0, "write": 0, "trim": D * P})
     assert os.listdir(tmpfs) == []
 
 
