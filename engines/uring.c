@@ -39,10 +39,11 @@ struct uring_options {
 };
 
 /* issue=auto: system calls at iodepth 1, where a call handed to an io-wq
- * worker can overlap with nothing and the handoff only adds to it; through
- * the ring at more, where the handoffs run calls side by side. Deciding per
- * operation type from whether sampled calls slept lost to this plain rule
- * in every case bench/run --only uring-issue measured. */
+ * worker can overlap with nothing and the handoff only adds to it, and on
+ * tmpfs and ramfs, where no call waits for a device; through the ring
+ * otherwise, where the handoffs run calls that wait side by side. Deciding
+ * per operation type from whether sampled calls slept lost to this plain
+ * rule in every case bench/run --only uring-issue measured. */
 
 /* unlinked mode: where a read or create is */
 enum stage { ST_OPEN, ST_XFER, ST_CLOSE };
@@ -462,6 +463,10 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		ur->slot[i].u = &units[i];
 	ur->via_ring = o->issue == ISSUE_RING ||
 		       (o->issue == ISSUE_AUTO && n > 1 && !in_memory(root_fd));
+	/* a job that never enters a ring needs none, nor any io_uring
+	 * feature: it runs on a kernel that lacks them */
+	if (!ur->via_ring)
+		return 0;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
