@@ -359,17 +359,27 @@ static int write_all(int fd, const char *buf, size_t len)
 
 int mdfio_status_create(int dirfd, const struct mdfio_status *st)
 {
-	char tmp[64];
+	char tmp[160], host[65] = "";
 	char *text;
 	int fd, err;
 
-	/* the thread's id: clones running as threads share a pid */
-	snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", MDFIO_STATUS_NAME,
+	/* the host and the thread's id (clones running as threads share a
+	 * pid): no other live thread of any host sharing the root has it */
+	gethostname(host, sizeof(host) - 1);
+	snprintf(tmp, sizeof(tmp), "%s.%s.%ld.tmp", MDFIO_STATUS_NAME, host,
 		 (long)syscall(SYS_gettid));
 	text = mdfio_status_format(st);
 	if (!text)
 		return ENOMEM;
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		/* so one left by a process that died here before it
+		 * could remove it: EEXIST is kept for the status itself */
+		unlinkat(dirfd, tmp, 0);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno == EEXIST)
+			errno = EBUSY;
+	}
 	if (fd < 0) {
 		free(text);
 		return errno;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "status.h"
@@ -170,6 +171,21 @@ static void test_file(void)
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ENOENT, "lock missing");
+	{
+		/* a temporary copy left by a thread of this host that died
+		 * with this thread's id is no status of another rank */
+		char host[65] = "", stale[256];
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(stale, sizeof(stale), "%s.%s.%ld.tmp", MDFIO_STATUS_NAME, host,
+			 (long)syscall(SYS_gettid));
+		vfd = openat(dfd, stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		CHECK(vfd >= 0, "stale copy");
+		close(vfd);
+		CHECK(!mdfio_status_create(dfd, &st), "create beside a stale copy");
+		CHECK(faccessat(dfd, stale, F_OK, 0) && errno == ENOENT, "the stale copy is gone");
+		CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0), "unlink");
+	}
 	CHECK(!mdfio_status_create(dfd, &st), "create");
 	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "create twice");
 	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
