@@ -409,7 +409,9 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
 		if (!err && st.root_created) {
 			mdfio_reservation_remove_root(j->root);
-			mdfio_rankfile_mark_root(&j->rankfile);
+			if (mdfio_rankfile_mark_root(&j->rankfile))
+				mdfio_notice("%s: cannot mark %s: the root goes only if this fio is the last one out",
+					     j->root, MDFIO_RANKFILE_NAME);
 		}
 	} else
 		err = mdfio_status_write(fd, &st);

@@ -607,7 +607,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		/* time counts only while a whole block is claimed by nobody:
 		 * one claimed rank of it shows its fio busy with the previous
 		 * phase */
-		gone = !released && !failed && fio_gone(rf);
+		gone = !failed && fio_gone(rf);
 		if (!failed && !gone) {
 			if (!lonely_since || first_unclaimed(rf) == rf->total)
 				lonely_since = now_ms();

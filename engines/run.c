@@ -268,6 +268,7 @@ static int namespace_left(void *arg)
 void mdfio_leave_run(struct mdfio_job *j)
 {
 	/* never the last out of a fio that reserved its ranks: the root, if
-	 * it goes, goes with that reservation (mdfio_job_ended) */
+	 * it goes, goes with that reservation (mdfio_job_ended); a fio that
+	 * holds none leaves it (docs/design.md) */
 	(void)mdfio_rankfile_release(&j->rankfile, j->root_fd, namespace_left, j);
 }
