@@ -254,9 +254,6 @@ int mdfio_reservation_stopped(const char *root, char *why, size_t len);
  * was missing); the status records it, so that the cleanup that empties the
  * namespace also removes the root. */
 int mdfio_reservation_created(const char *root);
-/* A cleanup removed a namespace whose root mdfio created: the last job of
- * this fio on root removes the root, after the rank file, if it is empty. */
-void mdfio_reservation_remove_root(const char *root);
 /* Every job calls it at its end, however it ends. */
 void mdfio_job_ended(struct thread_data *td);
 /* Blocks until every clone of the previous mdfio section on td's root in

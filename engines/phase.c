@@ -407,12 +407,11 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks) {
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
-		if (!err && st.root_created) {
-			mdfio_reservation_remove_root(j->root);
-			if (mdfio_rankfile_mark_root(&j->rankfile))
-				mdfio_notice("%s: cannot mark %s: the root goes only if this fio is the last one out",
-					     j->root, MDFIO_RANKFILE_NAME);
-		}
+		/* the last fio out of the rank file, which need not be this
+		 * one, removes the root after it (mdfio_job_ended) */
+		if (!err && st.root_created && mdfio_rankfile_mark_root(&j->rankfile))
+			mdfio_notice("%s: cannot mark %s: mdfio created this root, but it stays",
+				     j->root, MDFIO_RANKFILE_NAME);
 	} else
 		err = mdfio_status_write(fd, &st);
 	if (err)

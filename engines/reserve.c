@@ -43,12 +43,11 @@ static unsigned int *jobs_left;
 static uint32_t *clones_ended;
 /* the fio process that mapped clones_ended: its jobs' parent while it lives */
 static pid_t fio_main;
-/* What the jobs of each root tell the last of them, shared likewise: a
- * rank failed in mid-phase (its line, as the root's later jobs in this fio
- * refuse with it), and a cleanup removed a namespace whose root mdfio
- * created. */
+/* What the jobs of each root tell the later ones, shared likewise: a rank
+ * failed in mid-phase (its line, as the root's later jobs in this fio
+ * refuse with it). */
 struct root_state {
-	int lock, stopped, remove;
+	int lock, stopped;
 	char why[1024];
 };
 static struct root_state *shared;
@@ -252,16 +251,6 @@ int mdfio_reservation_created(const char *root)
 	return res && res->created;
 }
 
-void mdfio_reservation_remove_root(const char *root)
-{
-	struct root_state *st = lock_state(root);
-
-	if (!st)
-		return;
-	st->remove = 1;
-	unlock_state(st);
-}
-
 /* The root, by its path, if it is still the directory this fio opened, and
  * if it is empty: rmdir fails otherwise, and the root stays with a notice
  * naming what is in it. */
@@ -397,9 +386,9 @@ void mdfio_job_ended(struct thread_data *td)
 	root_goes = mdfio_rankfile_unreserve(&res->rf, res->dirfd, res->first, res->n,
 					     status_left, res);
 	/* a root mdfio created goes with the namespace: after the rank file,
-	 * which the last rank out of the whole run removes (told by the rank
-	 * file when another fio emptied the namespace) */
-	if ((res->created || root_goes || (shared && shared[res - held].remove)) && !status_left(res) &&
+	 * which the last rank out of the whole run removes, told by the mark
+	 * the rank that emptied the namespace left in it, in any fio */
+	if ((res->created || root_goes) && !status_left(res) &&
 	    faccessat(res->dirfd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
 		remove_root(res);
 }
