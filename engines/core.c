@@ -98,6 +98,16 @@ static int make_units(struct thread_data *td, struct mdfio_job *j)
 	return 0;
 }
 
+unsigned int mdfio_job_ops(struct thread_data *td)
+{
+	const struct mdfio_job *j = td->io_ops_data;
+	unsigned int ops = 0, k;
+
+	for (k = 0; k < j->nr_steps; k++)
+		ops |= 1u << j->ph->steps[k].op;
+	return ops;
+}
+
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {

@@ -120,6 +120,10 @@ struct mdfio_options {
 int mdfio_req_done(struct thread_data *td, struct mdfio_unit *unit,
 		   uint64_t end_ns);
 
+/* The operations the job's units perform: bit 1 << op for each enum
+ * mdfio_op. For a backend's init, choosing how to issue them. */
+unsigned int mdfio_job_ops(struct thread_data *td);
+
 static inline uint64_t mdfio_now(void)
 {
 	struct timespec ts;

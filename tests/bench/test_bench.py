@@ -114,15 +114,17 @@ def test_quick_bench_writes_every_section(request, tmp_path):
         assert [r["engine"] for r in t["rows"][1:]] == [f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4)]
         assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
 
-    # issue=syscall and issue=ring at --quick's depths, as ratios to posix
+    # issue=syscall and issue=ring at --quick's depths, and issue=auto above
+    # iodepth 1, as ratios to posix
     issue = docs["uring-issue"]["tables"]
-    assert [t["title"].split(":")[0] for t in issue] == [f"mdfio-uring's issue=syscall and issue=ring on {fs}"
-                                                         for fs in ("tmpfs", "ext4", "xfs")]
+    assert [t["title"].split(":")[0] for t in issue] == [
+        f"mdfio-uring's issue=syscall, issue=ring and issue=auto on {fs}" for fs in ("tmpfs", "ext4", "xfs")]
     for t in issue:
         assert t["rows"][0]["engine"] == "mdfio-posix (objects/s)"
         assert all(t["rows"][0][ph] > 0 for ph in phases)
-        assert [r["engine"] for r in t["rows"][1:]] == [f"mdfio-uring qd={q} issue={how}"
-                                                        for how in ("syscall", "ring") for q in (1, 4)]
+        assert [r["engine"] for r in t["rows"][1:]] == [
+            *(f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring") for q in (1, 4)),
+            "mdfio-uring qd=4 issue=auto"]
         assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
 
     scaling = rows(docs["scaling"], "Scaling")

@@ -1,6 +1,8 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
 through the ring, with issue=syscall none, and issue=auto makes system
-calls at iodepth 1 and on tmpfs and goes through the ring otherwise; every choice performs the same calls with the same results;
+calls at iodepth 1 and on tmpfs, deletes as system calls on xfs, and goes
+through the ring otherwise; every choice performs the same calls with the
+same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
 import itertools
@@ -75,6 +77,22 @@ def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_
     assert os.listdir(tmpfs) == []
 
 
+def test_auto_on_xfs_deletes_by_system_call_and_the_rest_through_the_ring(loopfs, tmp_path):
+    """issue=auto on xfs above iodepth 1: every delete is an unlinkat system
+    call and every other object call goes through the ring; a cleanup, all
+    deletes, sets up no ring."""
+    root = loopfs("xfs", "320M")
+    d, p = 2, 20
+    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=8, issue="auto")
+    for phase, deletes in (("precreate", 0), ("benchmark", d * p), ("cleanup", d * p)):
+        lines = traced(root, tmp_path, opts, phase)
+        assert object_calls(lines) == ({"unlinkat": deletes} if deletes else {}), phase
+        ring = phase != "cleanup"
+        assert any("io_uring_setup(" in l for l in lines) == ring, phase
+        assert any("io_uring_enter(" in l for l in lines) == ring, phase
+    assert os.listdir(root) == []
+
+
 @pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
 def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path, issue, iodepth, per_io_u):
     """Issued as system calls, every unit ends inside fio's queue call, so an
@@ -113,20 +131,22 @@ def outcome(run):
     return slots, run.mdfio_lines()
 
 
-@pytest.mark.parametrize("linked", [0, 1])
-def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(tmpfs, tmp_path, linked):
+@pytest.mark.parametrize("linked,fs", [(0, "tmpfs"), (1, "tmpfs"), (1, "xfs")])
+def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(tmpfs, loopfs, tmp_path, linked, fs):
     """The same cycle, with a stat that fails (a missing object), a read that
     fails (a symlink, not followed), and cleanup deletes that fail (the
     object that failed stat never replaced, one more removed), through the ring, as system calls and as issue=auto
-    chooses, at iodepth 1 and 8: identical namespaces, counts, error lines
-    and latency samples, and the symlink's target untouched."""
+    chooses (on xfs: deletes as system calls, the rest through the ring),
+    at iodepth 1 and 8: identical namespaces, counts, error lines and
+    latency samples, and the symlink's target untouched."""
     d, p = 2, 24
+    base = tmpfs if fs == "tmpfs" else loopfs(fs, "320M")
     results = {}
     for issue in ("ring", "syscall", "auto"):
         for iodepth in (1, 8):
-            root = tmpfs / f"{issue}-{iodepth}"
+            root = base / f"{issue}-{iodepth}"
             root.mkdir()
-            (tmpfs / "target").write_text("not an object")
+            (base / "target").write_text("not an object")
             opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p // 2, iodepth=iodepth, linked=linked,
                         issue=issue, verify_read=1)
             got = []
@@ -134,7 +154,7 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             got.append((outcome(run), namespace(root)))
             (root / "0_0" / "file-3").unlink()
             (root / "0_1" / "file-5").unlink()
-            (root / "0_1" / "file-5").symlink_to(tmpfs / "target")
+            (root / "0_1" / "file-5").symlink_to(base / "target")
             run = run_fio(job(["benchmark"], root, engine="uring", **opts), tmp_path, check=False)
             assert run.rc != 0
             got.append((outcome(run), namespace(root)))
@@ -145,7 +165,7 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             # "first" is the one that ended first
             results[issue, iodepth] = [re.sub(r"first: ROOT/0_0/file-(27|30):", "first: ROOT/0_0/file-N:",
                                               str(g).replace(str(root), "ROOT")) for g in got]
-            assert (tmpfs / "target").read_text() == "not an object"
+            assert (base / "target").read_text() == "not an object"
     first = results["ring", 1]
     assert "1 stat error" in first[1] and "1 read error" in first[1] and "2 delete errors" in first[2], first
     for key, got in results.items():
