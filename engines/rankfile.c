@@ -416,15 +416,6 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 		    MDFIO_RANKFILE_NAME);
 }
 
-/* Whether the fio process that reserved this rank has died (SIGKILL, a
- * crash) and left its job running: the job's siblings, present or not, look
- * claimed through the open file it shares with them, so no wait of it would
- * ever time out. fio's main process is a job's parent until it dies. */
-static int fio_gone(const struct mdfio_rankfile *rf)
-{
-	return rf->fio_pid != (long)getpid() && rf->fio_pid != (long)getppid();
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -604,10 +595,13 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 				*max = h.max;
 			return 0;
 		}
+		/* the job's siblings, present or not, look claimed through
+		 * the open file a dead fio shares with them, so no wait of
+		 * it would ever time out */
+		gone = !failed && mdfio_fio_gone(rf->fio_pid);
 		/* time counts only while a whole block is claimed by nobody:
 		 * one claimed rank of it shows its fio busy with the previous
 		 * phase */
-		gone = !failed && fio_gone(rf);
 		if (!failed && !gone) {
 			if (!lonely_since || first_unclaimed(rf) == rf->total)
 				lonely_since = now_ms();

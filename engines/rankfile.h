@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #define MDFIO_RANKFILE_NAME "mdfio.ranks"
 /* One record: header or rank. Host names longer than fit are cut. */
@@ -113,5 +114,13 @@ int mdfio_rankfile_release(struct mdfio_rankfile *rf, int dirfd,
  * is to go as well (the fio that removed the status may not be the last
  * one out). Returns 0 or an errno. */
 int mdfio_rankfile_mark_root(struct mdfio_rankfile *rf);
+
+/* Whether fio's main process, pid fio_pid, has died (SIGKILL, a crash) and
+ * left this job running: it is a job's parent, or the job itself, until it
+ * dies. */
+static inline int mdfio_fio_gone(long fio_pid)
+{
+	return fio_pid != (long)getpid() && fio_pid != (long)getppid();
+}
 
 #endif

@@ -358,7 +358,7 @@ int mdfio_wait_previous_section(struct thread_data *td)
 					   td->o.name, prev->o.name);
 		/* a clone killed with fio's main process is never seen to end
 		 * by anyone */
-		if (getppid() != fio_main && getpid() != fio_main)
+		if (mdfio_fio_gone((long)fio_main))
 			return mdfio_error("job %s: fio's main process (pid %ld) is gone while it waited for job %s to end",
 					   td->o.name, (long)fio_main, prev->o.name);
 		syscall(SYS_futex, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
