@@ -67,10 +67,7 @@ struct uring {
 	 * submission; and all entries prepared since the last submission */
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
-	/* per enum mdfio_op: issued as system calls (else through the
-	 * ring); via_ring: some operation of the job goes through the ring */
-	int by_syscall[MDFIO_OP_NR];
-	int via_ring;
+	int via_ring;		/* else every operation is system calls */
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -172,7 +169,7 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	/* a new generation either way: the ring may still hold completions
 	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
-	if (ur->by_syscall[u->req.op]) {
+	if (!ur->via_ring) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
 		return 1;
@@ -425,28 +422,29 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
-/* issue=auto: which operations are system calls. Through the ring, the
+/* issue=auto: whether the job's calls go through the ring. There the
  * kernel hands statx, unlinkat and a creating openat to an io-wq worker
- * thread; that pays where calls that wait for a device overlap, and
- * otherwise only adds the handoff:
- * - at iodepth 1 nothing can overlap: all are system calls;
- * - on tmpfs and ramfs no call waits for a device: all are system calls;
- * - on xfs, deletes handed to workers contend for their directory and
- *   lose to one thread's unlinks, warm or cold: deletes are system calls;
- * - elsewhere all go through the ring.
- * Deciding per operation from whether sampled calls slept lost to these
- * rules; each rule is a row of bench/run --only uring-issue. */
-static void choose_issue(struct uring *ur, enum issue issue, unsigned int n, int root_fd)
+ * thread, which pays where calls that wait for a device overlap and
+ * otherwise only adds the handoff. So, system calls:
+ * - at iodepth 1, where nothing can overlap;
+ * - on tmpfs and ramfs, where no call waits for a device;
+ * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
+ *   directory at a time, and handed to workers they contend for it and
+ *   lose to one thread's unlinks;
+ * and the ring elsewhere. Deciding per operation from whether sampled
+ * calls slept lost to these rules; each rule is a row of bench/run --only
+ * uring-issue. */
+static int auto_via_ring(struct thread_data *td, unsigned int n, int root_fd)
 {
 	struct statfs fs;
-	int known = !fstatfs(root_fd, &fs), op;
 
-	for (op = 0; op < MDFIO_OP_NR; op++)
-		ur->by_syscall[op] = issue == ISSUE_SYSCALL ||
-			(issue == ISSUE_AUTO &&
-			 (n == 1 ||
-			  (known && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)) ||
-			  (known && fs.f_type == XFS_SUPER_MAGIC && op == MDFIO_OP_DELETE)));
+	if (n == 1)
+		return 0;
+	if (fstatfs(root_fd, &fs))
+		return 1;
+	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
+		return 0;
+	return !(fs.f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE);
 }
 
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
@@ -470,12 +468,10 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	choose_issue(ur, o->issue, n, root_fd);
-	for (i = 0; i < MDFIO_OP_NR; i++)
-		if ((mdfio_job_ops(td) >> i & 1) && !ur->by_syscall[i])
-			ur->via_ring = 1;
-	/* a job none of whose operations goes through a ring needs none, nor
-	 * any io_uring feature: it runs on a kernel that lacks them */
+	ur->via_ring = o->issue == ISSUE_RING ||
+		       (o->issue == ISSUE_AUTO && auto_via_ring(td, n, root_fd));
+	/* a job that never enters a ring needs none, nor any io_uring
+	 * feature: it runs on a kernel that lacks them */
 	if (!ur->via_ring)
 		return 0;
 	if (o->sqthread_poll) {
@@ -532,7 +528,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1 and on tmpfs or ramfs, deletes as system calls on xfs; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1 and on tmpfs or ramfs, system calls in a cleanup on xfs; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
