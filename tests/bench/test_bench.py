@@ -3,7 +3,10 @@ writes its result files, Markdown and the same numbers as JSON. Speed is
 never asserted here; bench/run itself measures it."""
 import json
 import os
+import signal
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +171,56 @@ def bench_md_workbench():
     """What bench/run measures md-workbench with: its binary, if given."""
     path = os.environ.get("MDFIO_MD_WORKBENCH")
     return path if path and os.access(path, os.X_OK) else None
+
+
+def mounts_under(path):
+    with open("/proc/mounts") as fh:
+        return [line.split()[1] for line in fh if line.split()[1].startswith(str(path))]
+
+
+def loops_under(path):
+    backing = []
+    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            name = f.read_text().strip()
+        except OSError:
+            continue
+        if name.startswith(str(path)):
+            backing.append(name)
+    return backing
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(tmp_path):
+    """kill in the middle of a section's fio run: bench/run unwinds as on a
+    normal end, so its ext4 is unmounted, its loop device detached, its
+    memory cgroup removed and min_free_ms given back."""
+    need_root("bench/run mounts ext4 on a loop device")
+    if io_uring_missing():
+        pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
+    min_free = Path("/sys/module/page_reporting/parameters/min_free_ms")
+    before = min_free.read_text() if min_free.exists() else None
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    proc = subprocess.Popen([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
+                             "ext4", "--workdir", str(work), "--out", str(tmp_path / "out")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        # a fio of the section runs on the mounted ext4
+        while not (mounts_under(work) and list(work.glob("**/*.fio"))):
+            assert proc.poll() is None and time.monotonic() < deadline, "bench/run never mounted its ext4"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0 and "bench: stopped by signal SIGTERM" in err, err
+    assert mounts_under(work) == [] and loops_under(work) == []
+    assert not list(Path("/sys/fs/cgroup/memory").glob(f"**/mdfio-bench-{proc.pid}"))
+    if before is not None:
+        assert min_free.read_text() == before
