@@ -1,6 +1,7 @@
 """bench/run on its tiny configuration: the harness runs every section and
 writes its result files, Markdown and the same numbers as JSON. Speed is
 never asserted here; bench/run itself measures it."""
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import mdfio.fio
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
@@ -179,15 +181,32 @@ def mounts_under(path):
 
 
 def loops_under(path):
-    backing = []
+    """{loop device: its backing file} for the backing files under path."""
+    backing = {}
     for f in Path("/sys/block").glob("loop*/loop/backing_file"):
         try:
             name = f.read_text().strip()
         except OSError:
             continue
         if name.startswith(str(path)):
-            backing.append(name)
+            backing[f"/dev/{f.parent.parent.name}"] = name
     return backing
+
+
+def fio_job_processes(pid):
+    """The live fio job processes below pid: fio processes whose parent is a
+    fio (fio forks one per job)."""
+    def stat(p):
+        try:
+            comm, rest = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)
+        except OSError:
+            return "", "", 0
+        state, parent = rest.split()[:2]
+        return comm.split("(", 1)[1], state, int(parent)
+
+    below = {p: stat(p) for p in mdfio.fio.descendants(pid)}
+    return [p for p, (comm, state, parent) in below.items()
+            if comm == "fio" and state != "Z" and below.get(parent, ("",))[0] == "fio"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
@@ -195,7 +214,9 @@ def loops_under(path):
 def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(tmp_path):
     """kill in the middle of a section's fio run: bench/run unwinds as on a
     normal end, so its ext4 is unmounted, its loop device detached, its
-    memory cgroup removed and min_free_ms given back."""
+    memory cgroup removed and min_free_ms given back. The fio's job process
+    is held stopped first, so that it cannot end by itself when its fio
+    main process goes: bench/run must kill it too to free its ext4."""
     need_root("bench/run mounts ext4 on a loop device")
     if io_uring_missing():
         pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
@@ -207,20 +228,34 @@ def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(
     proc = subprocess.Popen([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
                              "ext4", "--workdir", str(work), "--out", str(tmp_path / "out")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    held = []
     try:
         deadline = time.monotonic() + 120
-        # a fio of the section runs on the mounted ext4
-        while not (mounts_under(work) and list(work.glob("**/*.fio"))):
-            assert proc.poll() is None and time.monotonic() < deadline, "bench/run never mounted its ext4"
-            time.sleep(0.05)
+        # a fio job of the section runs on the mounted ext4: stop it there
+        while not held:
+            assert proc.poll() is None and time.monotonic() < deadline, "bench/run ran no fio job on its ext4"
+            for job in fio_job_processes(proc.pid) if mounts_under(work) else ():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(job, signal.SIGSTOP)
+                    held.append(job)
+            time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
+        mounted, looped = mounts_under(work), loops_under(work)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for job in held:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(job, signal.SIGKILL)
+        # what a failed run leaves must not outlive the test
+        for mnt in mounts_under(work):
+            subprocess.run(["umount", "-l", mnt], check=False)
+        for dev in loops_under(work):
+            subprocess.run(["losetup", "-d", dev], check=False)
     assert proc.returncode != 0 and "bench: stopped by signal SIGTERM" in err, err
-    assert mounts_under(work) == [] and loops_under(work) == []
+    assert mounted == [] and looped == {}, err
     assert not list(Path("/sys/fs/cgroup/memory").glob(f"**/mdfio-bench-{proc.pid}"))
     if before is not None:
         assert min_free.read_text() == before

@@ -1,5 +1,8 @@
 """Writing an mdfio jobfile and running fio on it: the one way bench/run and
 the tests do both."""
+import contextlib
+import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -74,7 +77,10 @@ def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, w
     JSON to job.json, stdout and stderr to job.stdout and job.stderr.
     prefix is a command prefix (time, strace, a cgroup); args go before the
     jobfile; watch(pid), if given, is called every 50 ms while fio runs;
-    past timeout seconds fio is killed and TimeoutError raised."""
+    past timeout seconds fio is killed and TimeoutError raised. A fio that
+    is stopped so (or by a signal to the caller) is killed with its job
+    processes, which would otherwise run on in the namespace and keep its
+    file system busy."""
     job = Path(job)
     if text is not None:
         job.write_text(text)
@@ -96,9 +102,39 @@ def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, w
             raise TimeoutError(f"fio ran longer than {timeout} s: {' '.join(cmd)}") from None
         finally:
             if proc.poll() is None:
-                proc.kill()
+                kill_tree(proc.pid)
                 proc.wait()
     text = out.read_text(errors="replace") if out.exists() else ""
     doc = read_documents(text, str(out))[-1] if "{" in text else None
     return FioRun(cmd, proc.returncode, job.with_suffix(".stdout").read_text(errors="replace"),
                   job.with_suffix(".stderr").read_text(errors="replace"), doc)
+
+
+def descendants(pid):
+    """pid and its descendants (from /proc/*/stat: no /proc/PID/task/*/children here)."""
+    parent = {}
+    for st in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = st.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(st.parent.name)] = int(fields[1])
+    found, todo = {pid}, [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p and c not in found]
+        found.update(kids)
+        todo += kids
+    return found
+
+
+def kill_tree(pid):
+    """Kills pid and every process below it. fio's job processes each run
+    in a session of their own (fio calls setsid), so only their parentage
+    finds them: pid is stopped first, so that it forks none while they are
+    looked for."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGSTOP)
+    for p in descendants(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
