@@ -109,21 +109,32 @@ def test_quick_bench_writes_every_section(request, tmp_path):
         assert [r["mdfio-uring"] for r in handoffs] == ["qd=1", "qd=16", "qd=16 linked=0"]
         assert all(r["requests submitted per step"] > 0 for r in handoffs)
 
-    # engines: one table per file system, posix's objects/s, and uring and
-    # aio at --quick's depths as ratios to it
+    # engines: one table per file system, and per page cache on the loop
+    # devices, posix's objects/s, and uring and aio at --quick's depths as
+    # ratios to it
+    on = ["tmpfs", *(f"{fs} ({temp} cache)" for fs in ("ext4", "xfs") for temp in ("cold", "warm"))]
     engines = docs["engines"]["tables"]
-    assert [t["title"].split(":")[0] for t in engines] == [f"Engines on {fs}" for fs in ("tmpfs", "ext4", "xfs")]
+    assert [t["title"].split(":")[0] for t in engines] == [f"Engines on {fs}" for fs in on]
     for t in engines:
         assert t["rows"][0]["engine"] == "mdfio-posix (objects/s)"
         assert all(t["rows"][0][ph] > 0 for ph in phases)
-        assert [r["engine"] for r in t["rows"][1:]] == [f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4)]
+        assert [r["engine"] for r in t["rows"][1:]] == [
+            *(f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4))]
         assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
+    # a cold table's runs drop caches before the benchmark phase, a warm
+    # one's do not, and each says how to run it again
+    lines = next(out.glob("????-??-??-engines.md")).read_text().splitlines()
+    for t in engines[1:]:
+        setup = lines[lines.index(f"### {t['title']}") + 2]
+        temp = "cold" if "(cold cache)" in t["title"] else "warm"
+        assert f"--cache {temp} " in setup
+        assert ("drop_caches" in setup) == (temp == "cold") and ("no cache drop" in setup) == (temp == "warm")
 
     # issue=syscall and issue=ring at --quick's depths, and issue=auto above
     # iodepth 1, as ratios to posix
     issue = docs["uring-issue"]["tables"]
     assert [t["title"].split(":")[0] for t in issue] == [
-        f"mdfio-uring's issue=syscall, issue=ring and issue=auto on {fs}" for fs in ("tmpfs", "ext4", "xfs")]
+        f"mdfio-uring's issue=syscall, issue=ring and issue=auto on {fs}" for fs in on]
     for t in issue:
         assert t["rows"][0]["engine"] == "mdfio-posix (objects/s)"
         assert all(t["rows"][0][ph] > 0 for ph in phases)
