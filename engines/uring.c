@@ -12,10 +12,10 @@
  * times, open to close.
  *
  * An operation can also be issued as mdfio-posix's plain system calls from
- * the job's thread (issue=, below): the kernel hands statx,
- * unlinkat and a creating openat to an io-wq worker thread, and that
- * handoff costs more than the call itself wherever the call does not wait;
- * it pays only when calls that wait overlap. */
+ * the job's thread (issue=, below): the kernel hands statx, unlinkat and a
+ * creating openat to an io-wq worker thread, and where calls are as cheap
+ * as tmpfs's, or have nothing to overlap with, that handoff costs more
+ * than the call itself. */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -424,10 +424,11 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 
 /* issue=auto: whether the job's calls go through the ring. There the
  * kernel hands statx, unlinkat and a creating openat to an io-wq worker
- * thread, which pays where calls that wait for a device overlap and
- * otherwise only adds the handoff. So, system calls:
+ * thread, which pays on a block file system, with its cache cold or warm,
+ * and only adds the handoff to tmpfs's cheap calls. So, system calls:
  * - at iodepth 1, where nothing can overlap;
- * - on tmpfs and ramfs, where no call waits for a device;
+ * - on tmpfs and ramfs, whose calls never wait and cost less than a
+ *   handoff;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
