@@ -254,9 +254,15 @@ def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(
         _, err = proc.communicate(timeout=120)
         mounted, looped = mounts_under(work), loops_under(work)
     finally:
+        # a test that failed before its signal still lets bench/run unwind
+        # (a kill -9 would leave min_free_ms held back for the machine)
         if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            proc.terminate()
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         for job in held:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(job, signal.SIGKILL)
