@@ -207,17 +207,9 @@ def loops_under(path):
 def fio_job_processes(pid):
     """The live fio job processes below pid: fio processes whose parent is a
     fio (fio forks one per job)."""
-    def stat(p):
-        try:
-            comm, rest = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)
-        except OSError:
-            return "", "", 0
-        state, parent = rest.split()[:2]
-        return comm.split("(", 1)[1], state, int(parent)
-
-    below = {p: stat(p) for p in mdfio.fio.descendants(pid)}
-    return [p for p, (comm, state, parent) in below.items()
-            if comm == "fio" and state != "Z" and below.get(parent, ("",))[0] == "fio"]
+    table = mdfio.fio.processes()
+    return [p for p in mdfio.fio.descendants(pid, table) if p in table and table[p][0] == "fio"
+            and table[p][1] != "Z" and table.get(table[p][2], ("",))[0] == "fio"]
 
 
 @pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),

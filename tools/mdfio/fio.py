@@ -110,19 +110,27 @@ def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, w
                   job.with_suffix(".stderr").read_text(errors="replace"), doc)
 
 
-def descendants(pid):
-    """pid and its descendants (from /proc/*/stat: no /proc/PID/task/*/children here)."""
-    parent = {}
+def processes():
+    """{pid: (command name, state letter, parent pid)} of every process,
+    from /proc/*/stat (this kernel has no /proc/PID/task/*/children)."""
+    table = {}
     for st in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = st.read_text().rsplit(")", 1)[1].split()
+            head, tail = st.read_text().rsplit(")", 1)
         except OSError:
             continue
-        parent[int(st.parent.name)] = int(fields[1])
+        state, parent = tail.split()[:2]
+        table[int(st.parent.name)] = (head.split("(", 1)[1], state, int(parent))
+    return table
+
+
+def descendants(pid, table=None):
+    """pid and its descendants (in table, a processes() of the caller's)."""
+    table = processes() if table is None else table
     found, todo = {pid}, [pid]
     while todo:
         p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p and c not in found]
+        kids = [c for c, (_, _, pp) in table.items() if pp == p and c not in found]
         found.update(kids)
         todo += kids
     return found
