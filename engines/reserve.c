@@ -43,6 +43,13 @@ static unsigned int *jobs_left;
 static uint32_t *clones_ended;
 /* the fio process that mapped clones_ended: its jobs' parent while it lives */
 static pid_t fio_main;
+/* The thread number of the first clone of the section each job waits for
+ * (0: none), by its own thread number. Found in fio's main process at
+ * setup, where every job's engine is loaded, and inherited by the jobs it
+ * forks: a job that has ended unloads its engine (fio clears its io_ops in
+ * the shared job table), so a search made in a job that starts late would
+ * miss a section still running and start beside it. */
+static unsigned int waits_for[REAL_MAX_JOBS];
 /* What the jobs of each root tell the later ones, shared likewise: a rank
  * failed in mid-phase (its line, as the root's later jobs in this fio
  * refuse with it). */
@@ -142,10 +149,32 @@ static int make_root(struct thread_data *td, struct reservation *res)
 	return 0;
 }
 
+static int is_mdfio(const struct thread_data *t)
+{
+	return t->io_ops && !strncmp(t->io_ops->name, "mdfio-", 6);
+}
+
+/* The first clone of the last mdfio section before td's on the same root. */
+static struct thread_data *previous_section(struct thread_data *td)
+{
+	struct thread_data *t, *parent = mdfio_job_parent(td), *prev = NULL;
+	int i;
+
+	for_each_td(t, i) {
+		if (t->thread_number >= parent->thread_number)
+			break;
+		if (!t->subjob_number && is_mdfio(t) && t->o.directory &&
+		    !strcmp(t->o.directory, parent->o.directory))
+			prev = t;
+	}
+	return prev;
+}
+
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host)
 {
 	const char *root = td->o.directory;
+	struct thread_data *prev;
 	struct reservation *res;
 	struct statvfs vfs;
 	char msg[1024];
@@ -163,6 +192,8 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 		}
 		fio_main = getpid();
 	}
+	prev = previous_section(td);
+	waits_for[td->thread_number - 1] = prev ? prev->thread_number : 0;
 	res = find(root);
 	if (res)
 		return res->refused;
@@ -290,27 +321,6 @@ static int status_left(void *arg)
 	return mdfio_namespace_left(((const struct reservation *)arg)->dirfd);
 }
 
-static int is_mdfio(const struct thread_data *t)
-{
-	return t->io_ops && !strncmp(t->io_ops->name, "mdfio-", 6);
-}
-
-/* The first clone of the last mdfio section before td's on the same root. */
-static struct thread_data *previous_section(struct thread_data *td)
-{
-	struct thread_data *t, *parent = mdfio_job_parent(td), *prev = NULL;
-	int i;
-
-	for_each_td(t, i) {
-		if (t->thread_number >= parent->thread_number)
-			break;
-		if (!t->subjob_number && is_mdfio(t) && t->o.directory &&
-		    !strcmp(t->o.directory, parent->o.directory))
-			prev = t;
-	}
-	return prev;
-}
-
 /* Whether every clone of the section that prev heads has ended: counted by
  * the clones themselves, or seen by fio (a clone killed, or never started,
  * counts nothing). */
@@ -346,8 +356,9 @@ int mdfio_wait_previous_section(struct thread_data *td)
 	struct thread_data *prev;
 	uint32_t *word, seen;
 
-	if (!clones_ended || !td->o.directory || !(prev = previous_section(td)))
+	if (!clones_ended || !td->o.directory || !waits_for[td->thread_number - 1])
 		return 0;
+	prev = tnumber_to_td(waits_for[td->thread_number - 1] - 1);
 	word = &clones_ended[prev->thread_number - 1];
 	for (;;) {
 		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);

@@ -5,14 +5,17 @@ fio processes at the barrier. Ordered phases are proven by what they leave:
 a benchmark that overlapped its precreate or another repeat would read
 objects not made yet (verify_read=1 counts each as an error), and the FIFO
 after R repeats is where R repeats in order put it."""
+import contextlib
 import os
 import re
+import signal
+import time
 
 import pytest
 
 import mdfio.fio
-from conftest import ENGINES, engine_path, expected, namespace, run_fio
-from test_run import client, mpirun, servers  # noqa: F401 (a fixture)
+from conftest import ENGINES, engine_path, expected, fio_env, namespace, run_fio
+from test_run import client, gone, mpirun, servers  # noqa: F401 (a fixture)
 from mdfio.fiojson import read_documents
 
 D, P, I = 3, 12, 4
@@ -76,3 +79,47 @@ def test_one_group_under_mpirun(tmpfs, tmp_path):
         error_free(doc["jobs"])
         assert all(re.fullmatch(r"mdfio rank=\d+ ranks=4 host=\S+", j["desc"]) for j in doc["jobs"])
     assert namespace(tmpfs) == expected(np * clones, D, 3 * I, P)
+
+
+def test_a_section_that_starts_late_waits_for_a_clone_still_busy(tmpfs, tmp_path):
+    """The benchmark's jobs start (startdelay) after the precreate's first
+    clone has ended while its second is held in mid-phase: they must wait
+    for it. fio unloads an ended job's engine from the job table all its
+    processes share, so a benchmark that looked there for its previous
+    section found none, ran beside the held clone and, refused its rank,
+    left its other clone waiting at the barrier for ever."""
+    delay, per_set = 5, 10000
+    text = one_group(["precreate", "benchmark"], tmpfs, 2, bs=64)
+    text = text.replace(f"precreate_per_set={P}", f"precreate_per_set={per_set}")
+    text = text.replace("[benchmark-1]\n", f"[benchmark-1]\nstartdelay={delay}\n")
+    seen = {}
+
+    def watch(fio):
+        if "held" not in seen:
+            # the status exists once both clones passed the barrier
+            if not (tmpfs / "mdfio.status").exists():
+                return
+            recs = dict(re.findall(r"^rank (\d) .* pid (\d+) ", (tmpfs / "mdfio.ranks").read_text(), re.M))
+            seen["first"], seen["held"] = int(recs["0"]), int(recs["1"])
+            os.kill(seen["held"], signal.SIGSTOP)
+            seen["start"] = time.monotonic()
+        elif "first_ended" not in seen:
+            if gone(seen["first"]):
+                seen["first_ended"] = time.monotonic() - seen["start"]
+                seen["status"] = (tmpfs / "mdfio.status").read_text()
+        elif "released" not in seen and time.monotonic() - seen["start"] > delay + 1:
+            os.kill(seen["held"], signal.SIGCONT)
+            seen["released"] = True
+
+    try:
+        run = mdfio.fio.run(tmp_path / "late.fio", text, env=fio_env(), watch=watch, timeout=60)
+    finally:
+        if "held" in seen and "released" not in seen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(seen["held"], signal.SIGCONT)
+    assert seen.get("first_ended", delay) < delay, "the first clone did not end before the benchmark started"
+    assert re.search(r"^rank 0 ready ", seen["status"], re.M), seen["status"]
+    assert not re.search(r"^rank 1 ready ", seen["status"], re.M), "the second clone was not held in mid-phase"
+    assert run.rc == 0, run.stderr
+    error_free(run.jobs())
+    assert namespace(tmpfs) == expected(2, D, I, per_set)
