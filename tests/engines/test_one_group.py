@@ -95,19 +95,24 @@ def test_a_section_that_starts_late_waits_for_a_clone_still_busy(tmpfs, tmp_path
     seen = {}
 
     def watch(fio):
+        seen.setdefault("fio_start", time.monotonic())
         if "held" not in seen:
-            # the status exists once both clones passed the barrier
-            if not (tmpfs / "mdfio.status").exists():
+            # a clone creates objects once past the barrier, and holds no
+            # lock its sibling needs while it does
+            try:
+                with os.scandir(tmpfs / "1_0") as objects:
+                    if next(objects, None) is None:
+                        return
+            except FileNotFoundError:
                 return
             recs = dict(re.findall(r"^rank (\d) .* pid (\d+) ", (tmpfs / "mdfio.ranks").read_text(), re.M))
             seen["first"], seen["held"] = int(recs["0"]), int(recs["1"])
             os.kill(seen["held"], signal.SIGSTOP)
-            seen["start"] = time.monotonic()
         elif "first_ended" not in seen:
             if gone(seen["first"]):
-                seen["first_ended"] = time.monotonic() - seen["start"]
+                seen["first_ended"] = time.monotonic() - seen["fio_start"]
                 seen["status"] = (tmpfs / "mdfio.status").read_text()
-        elif "released" not in seen and time.monotonic() - seen["start"] > delay + 1:
+        elif "released" not in seen and time.monotonic() - seen["fio_start"] > delay + 1:
             os.kill(seen["held"], signal.SIGCONT)
             seen["released"] = True
 
