@@ -206,6 +206,9 @@ void mdfio_share_errors(void);
 void mdfio_error_scope(int job);
 /* the last line mdfio_error printed in this thread */
 const char *mdfio_last_error(void);
+/* An error another job of this fio has printed: kept as the last line
+ * (what this rank tells the run), not printed again; returns 1. */
+int mdfio_error_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* copies the value of a "value|default" option into out; one line and 1
  * if it does not fit */
 int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
@@ -226,6 +229,10 @@ int mdfio_check_read_only_root(struct mdfio_job *j);
  * other ranks stop at their next barrier instead of waiting for it. */
 int mdfio_join_run(struct mdfio_job *j);
 int mdfio_abort_run(struct mdfio_job *j);
+/* Whether why (a failed barrier's reason, or the reason this fio's run
+ * stopped) is the refusal of a rank of this same fio, which that rank has
+ * printed already. */
+int mdfio_stopped_by_sibling(const struct mdfio_job *j, const char *why);
 /* This rank failed in mid-phase (its line printed last): every rank of the
  * run meets the refusal at its next barrier, and no later phase starts. */
 void mdfio_stop_run(struct mdfio_job *j);

@@ -99,6 +99,16 @@ int mdfio_error(const char *fmt, ...)
 	return 1;
 }
 
+int mdfio_error_said(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
 void mdfio_notice(const char *fmt, ...)
 {
 	char line[sizeof(last_error)];

@@ -163,8 +163,12 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 	uint64_t pos;
 	int recover = 0;
 
-	if (mdfio_reservation_stopped(j->root, msg, sizeof(msg)))
+	if (mdfio_reservation_stopped(j->root, msg, sizeof(msg))) {
+		/* a rank of this fio that could not start has said why */
+		if (mdfio_stopped_by_sibling(j, msg))
+			return mdfio_error_said("this run stopped before this phase (%s)", msg);
 		return mdfio_error("this run stopped before this phase (%s)", msg);
+	}
 	/* a file that is not md-workbench's is refused before any phase
 	 * touches anything, as it will not be replaced at its end */
 	if (j->run_info[0]) {

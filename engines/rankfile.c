@@ -394,6 +394,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 
 	rf->reserved_fd = reserved ? reserved->fd : -1;
 	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
+	rf->stopped = NULL;
 
 	rf->rank = rank;
 	rf->total = total;
@@ -551,7 +552,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	struct header h;
 	uint64_t b, lonely_since = 0;
 	unsigned int sleep_us = POLL_FIRST_US;
-	char why[FAILURE_LEN];
+	char why[FAILURE_LEN], stop_why[FAILURE_LEN];
 	int err, got = 0;
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
@@ -579,7 +580,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	if (got < 0)
 		return mdfio_reason(msg, msglen, "%s", why);
 	for (;;) {
-		int released, failed, gone;
+		int released, failed, gone, stopped;
 
 		/* a shared lock also makes a network file system read the
 		 * file afresh */
@@ -599,10 +600,12 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		 * the open file a dead fio shares with them, so no wait of
 		 * it would ever time out */
 		gone = !failed && mdfio_fio_gone(rf->fio_pid);
+		stopped = !failed && !gone && rf->stopped &&
+			  rf->stopped(rf->stopped_arg, stop_why, sizeof(stop_why));
 		/* time counts only while a whole block is claimed by nobody:
 		 * one claimed rank of it shows its fio busy with the previous
 		 * phase */
-		if (!failed && !gone) {
+		if (!failed && !gone && !stopped) {
 			if (!lonely_since || first_unclaimed(rf) == rf->total)
 				lonely_since = now_ms();
 			if (now_ms() - lonely_since <= timeout_ms) {
@@ -631,6 +634,11 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		if (gone) {
 			snprintf(why, sizeof(why), "fio's main process (pid %ld, host %s) is gone",
 				 rf->fio_pid, rf->host);
+			fail_barrier(rf, &h, b, why);
+			break;
+		}
+		if (stopped) {
+			snprintf(why, sizeof(why), "%s", stop_why);
 			fail_barrier(rf, &h, b, why);
 			break;
 		}

@@ -33,6 +33,12 @@ struct mdfio_rankfile {
 	char id[MDFIO_RANKFILE_ID_LEN];	/* 16 hex digits */
 	long fio_pid;	/* the fio process that reserved the rank */
 	int reserved_fd;	/* that fio's open file, if it is this one's */
+	/* Whether the run has stopped where this file cannot show it (1, with
+	 * why): a sibling rank that could not claim its record never arrives,
+	 * and its claimed siblings would wait for it for ever. The barrier
+	 * asks while it waits; NULL (what a claim sets) asks nobody. */
+	int (*stopped)(void *arg, char *why, size_t len);
+	void *stopped_arg;
 };
 
 /* In the fio process that starts the jobs, before any starts: reserves
@@ -67,7 +73,8 @@ int mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t firs
  * must be the same for all: ranks entering different phases fail the
  * barrier). A block of ranks of which one is still claimed is waited for
  * however long it takes (busy with the previous phase); a block that nobody
- * has claimed for timeout_ms makes the barrier fail. Once a barrier has
+ * has claimed for timeout_ms makes the barrier fail, and so does rf->stopped
+ * at once, with its reason. Once a barrier has
  * failed, every later one in the life of the file fails at once with the
  * same reason: the run is broken, and its later phases must not meet ranks
  * that are still in earlier ones. A failing barrier

@@ -149,9 +149,14 @@ int mdfio_check_read_only_root(struct mdfio_job *j)
 	return 0;
 }
 
+static int run_stopped(void *arg, char *why, size_t len)
+{
+	return mdfio_reservation_stopped(((struct mdfio_job *)arg)->root, why, len);
+}
+
 int mdfio_join_run(struct mdfio_job *j)
 {
-	char msg[1024];
+	char msg[1024], why[1024];
 
 	if (j->ro_root) {
 		/* a run id no record can hold: no rank counts as ours */
@@ -160,8 +165,19 @@ int mdfio_join_run(struct mdfio_job *j)
 	}
 	if (mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
 					  j->per_host, j->host, mdfio_reservation(j->root),
-					  msg, sizeof(msg)))
-		return mdfio_error("%s: host %s: %s", j->root, j->host, msg);
+					  msg, sizeof(msg))) {
+		mdfio_error("%s: host %s: %s", j->root, j->host, msg);
+		/* its siblings, claimed, would wait at the barrier for it for
+		 * ever. Without a claim this rank may not write the file,
+		 * which can be another run's: it tells its own fio's jobs,
+		 * and the first of them at the barrier fails it */
+		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
+			 j->rank, j->host, mdfio_last_error());
+		mdfio_reservation_stop(j->root, why);
+		return 1;
+	}
+	j->rankfile.stopped = run_stopped;
+	j->rankfile.stopped_arg = j;
 	return 0;
 }
 
@@ -193,9 +209,7 @@ void mdfio_stop_run(struct mdfio_job *j)
 	mdfio_reservation_stop(j->root, why);
 }
 
-/* Whether a failed barrier's reason is the refusal of a rank of this same
- * fio (mdfio_abort_run's line), which that rank has printed already. */
-static int stopped_by_sibling(const struct mdfio_job *j, const char *msg)
+int mdfio_stopped_by_sibling(const struct mdfio_job *j, const char *msg)
 {
 	static const char *const forms[] = {
 		"rank %" SCNu32 " (host %255[^)]) cannot start:%c",
@@ -228,7 +242,7 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 				   msg, sizeof(msg))) {
 		mdfio_leave_run(j);
 		/* one line per fio: the refusing rank's own */
-		if (stopped_by_sibling(j, msg))
+		if (mdfio_stopped_by_sibling(j, msg))
 			return 1;
 		return mdfio_error("%s: rank %" PRIu32 " (host %s): %s; nothing was started",
 				   j->root, j->rank, j->host, msg);

@@ -133,13 +133,24 @@ static void describe(void *arg, const struct mdfio_rankfile *rf, char *why, size
 	snprintf(why + strlen(why), len - strlen(why), "; hosts: x");
 }
 
+/* Says the run has stopped the third time it is asked. */
+static int stopped_on_third_look(void *arg, char *why, size_t len)
+{
+	int *calls = arg;
+
+	if (++*calls < 3)
+		return 0;
+	snprintf(why, len, "rank 1 (host h) cannot start: no room");
+	return 1;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/mdfio-test-rankfile-XXXXXX";
 	struct mdfio_rankfile a, b;
 	char msg[256];
 	uint64_t gen;
-	int fd, status;
+	int fd, status, calls;
 	pid_t child;
 
 	if (!mkdtemp(dir))
@@ -250,6 +261,18 @@ int main(void)
 	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 4, 2, "h", msg, sizeof(msg)), "claim: %s", msg);
 	CHECK(mdfio_rankfile_barrier(&a, "p", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
 	      !strcmp(msg, "ranks 2-3 of 4 did not join within 0.3 s"), "an unclaimed block: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+
+	/* a sibling that could not claim its rank (told through rf->stopped)
+	 * fails the barrier at once, not after the timeout, with its reason */
+	calls = 0;
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 2, "h", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!a.stopped, "a claim asks nobody whether the run stopped");
+	a.stopped = stopped_on_third_look;
+	a.stopped_arg = &calls;
+	CHECK(mdfio_rankfile_barrier(&a, "p", 60000, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "rank 1 (host h) cannot start: no room"), "a sibling that cannot start: %s", msg);
+	CHECK(calls == 3, "the barrier asked %d times", calls);
 	mdfio_rankfile_release(&a, fd, NULL, NULL);
 
 	/* ranks that enter different phases at one barrier fail it, both */

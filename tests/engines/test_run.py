@@ -2,11 +2,13 @@
 each in a UTS namespace of its own (its own host name) on its own loopback
 address, driven by one fio client; and one fio process per rank under
 mpirun. Ranks, barriers, status and recovery across processes and hosts."""
+import fcntl
 import os
 import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -340,6 +342,31 @@ def test_a_second_fio_cannot_take_the_ranks_of_a_live_run(tmpfs, tmp_path):
         f"mdfio: {tmpfs}: host {socket.gethostname()}: another fio run is using this namespace "
         f"(rank 0: host {socket.gethostname()}, fio pid {proc.pid})"], cleanup.stderr
     assert namespace(tmpfs) == expected(2, D, 20000, 20000)
+
+
+def test_a_clone_refused_its_rank_stops_its_sibling_at_once(tmpfs, tmp_path):
+    """A clone that cannot claim its rank (another open file holds the lock
+    of its record) says so once, and its sibling, which has claimed, does
+    not wait for it at the barrier for ever, nor for join_timeout: the run
+    stops with that one line, leaves the holder's lock alone and makes
+    nothing."""
+    fd = os.open(tmpfs / "mdfio.ranks", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        # rank 1's record but its last byte (a fio's reservation): after
+        # the header record and the 1024 bytes of a failure, 160 bytes a rank
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                    struct.pack("hh4xqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 160 + 1024 + 160, 159, 0))
+        run = mdfio.fio.run(tmp_path / "pre.fio",
+                            mdfio.fio.jobfile(["precreate"], tmpfs, engine_path(), numjobs=2, datasets=D,
+                                              precreate_per_set=10, join_timeout=600),
+                            env=fio_env(), timeout=60)
+    finally:
+        os.close(fd)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"mdfio: {tmpfs}: host {socket.gethostname()}: rank 1 is taken by a live fio"), run.stderr
+    assert os.listdir(tmpfs) == ["mdfio.ranks"]
 
 
 def test_no_other_fio_runs_between_the_phases_of_a_live_run(tmpfs, tmp_path):
