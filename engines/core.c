@@ -742,6 +742,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		td->done = j->finished == j->units;
 		return FIO_Q_COMPLETED;
 	}
+	/* a backend that ended every request in start may keep them in
+	 * flight from here on (mdfio-uring's issue=auto once its calls
+	 * sleep): only between io_us, as an io_u's units all ended in start */
+	if (j->per_io_u > 1 && j->be->ends_in_start && !j->be->ends_in_start(j->priv))
+		j->per_io_u = 1;
 	/* one call site of unit_start and run_unit, so that both are
 	 * inlined here */
 	for (n = 0;;) {
@@ -769,6 +774,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	}
 	if (n > 1) {
 		io_u->xfer_buflen = n * io_u->buflen;
+		/* fio counted the io_u as one I/O issued: it stops issuing
+		 * when the phase's units are, also once later io_us carry one
+		 * unit each (mdfio-uring's issue=auto, once its calls sleep) */
+		td->io_issues[io_u->ddir] += n - 1;
+		td->io_issue_bytes[io_u->ddir] += (n - 1) * io_u->buflen;
 		if (!fio_counts_batches)
 			count_batched(td, io_u->ddir, n - 1);
 	}

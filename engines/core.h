@@ -75,8 +75,10 @@ struct mdfio_backend {
 	 * and a fio that counts several I/Os per io_u gets several units */
 	int sync;
 	/* Optional, for a backend that is not sync: whether start ends every
-	 * request of this job (it chose system calls at init); its io_us then
-	 * carry several units, as a sync backend's do */
+	 * request of the next io_u (it chose system calls at init); its io_us
+	 * then carry several units, as a sync backend's do. Asked at the
+	 * phase's start and before each io_u while it says 1; once it says
+	 * 0 it is not asked again. */
 	int (*ends_in_start)(void *priv);
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
 };
