@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
@@ -68,6 +69,11 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
+	/* issue=auto below AUTO_RING_DEPTH: system calls until they sleep
+	 * (check_sleeps), then the ring (ring_due, taken between io_us) */
+	int watch_sleeps, ring_due;
+	unsigned int requests_done, sleepy_windows;
+	long sleeps;		/* the thread's, at the last check; -1: none yet */
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -159,6 +165,36 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
+/* issue=auto below AUTO_RING_DEPTH on a file system on a device: the
+ * job's calls go through the ring once its thread slept at least once per
+ * 8 requests in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in
+ * a row. Sleeps are its voluntary context switches, which only a call
+ * that waits (for the device, or for memory) makes: nothing else puts the
+ * job's thread to sleep while it runs units (waiting_factor needs
+ * iodepth 1). A cold benchmark step sleeps at least for its read, in every
+ * window; a warm job's calls sleep now and then, in short bursts, which
+ * one window alone would take for a cold cache. The ring
+ * then overlaps the waits; with every call cached, so few units in flight
+ * overlap too little to pay for the handoffs (bench/run --only
+ * uring-issue). */
+#define SLEEP_WINDOW 64u
+#define SLEEPY_WINDOWS 4u
+
+static void check_sleeps(struct uring *ur)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return;
+	if (ur->sleeps >= 0)
+		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= SLEEP_WINDOW / 8 ? ur->sleepy_windows + 1 : 0;
+	if (ur->sleepy_windows == SLEEPY_WINDOWS) {
+		ur->ring_due = 1;
+		ur->watch_sleeps = 0;
+	}
+	ur->sleeps = ru.ru_nvcsw;
+}
+
 /* Prepares u's request, in flight from the next submission on; or performs
  * it with system calls, timed as mdfio-posix times it, and returns 1. */
 static int uring_start(void *priv, struct mdfio_unit *u)
@@ -172,6 +208,8 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	if (!ur->via_ring) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
+		if (ur->watch_sleeps && !(ur->requests_done++ % SLEEP_WINDOW))
+			check_sleeps(ur);
 		return 1;
 	}
 	s->stage = ST_OPEN;
@@ -385,9 +423,15 @@ static int need_buffers(struct uring *ur, struct mdfio_unit *units,
 	return 0;
 }
 
+/* Asked before each io_u: an io_u carries several units only while start
+ * ends them all, so a switch to the ring waits for the next one. */
 static int uring_ends_in_start(void *priv)
 {
-	return !((struct uring *)priv)->via_ring;
+	struct uring *ur = priv;
+
+	if (ur->ring_due)
+		ur->via_ring = 1;
+	return !ur->via_ring;
 }
 
 static void uring_exit(void *priv)
@@ -422,30 +466,40 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
-/* issue=auto: whether the job's calls go through the ring. There the
- * kernel hands statx, unlinkat and a creating openat to an io-wq worker
- * thread, which pays on a block file system, with its cache cold or warm,
- * and only adds the handoff to tmpfs's cheap calls. So, system calls:
+/* issue=auto's choice. Through the ring the kernel hands statx, unlinkat
+ * and a creating openat to an io-wq worker thread, which pays on a block
+ * file system once enough units are in flight to keep workers busy, with
+ * its cache cold or warm, and only adds the handoff to tmpfs's cheap
+ * calls. So, system calls:
  * - at iodepth 1, where nothing can overlap;
  * - on tmpfs and ramfs, whose calls never wait and cost less than a
  *   handoff;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
- * and the ring elsewhere. Deciding per operation from whether sampled
- * calls slept lost to these rules; each rule is a row of bench/run --only
- * uring-issue. */
-static int auto_via_ring(struct thread_data *td, unsigned int n, int root_fd)
+ * - below AUTO_RING_DEPTH elsewhere, until the calls sleep (check_sleeps),
+ *   unless sqthread_poll=1, whose polling thread would take a CPU while
+ *   the job makes system calls;
+ * and the ring from AUTO_RING_DEPTH on. Deciding per operation from
+ * whether sampled calls slept lost to the ring there; each rule is a row
+ * of bench/run --only uring-issue. */
+enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_SLEEPING, RING };
+#define AUTO_RING_DEPTH 8u
+
+static enum issue_choice auto_choice(struct thread_data *td, unsigned int n, int root_fd)
 {
+	struct uring_options *o = td->eo;
 	struct statfs fs;
 
 	if (n == 1)
-		return 0;
+		return SYSCALLS;
 	if (fstatfs(root_fd, &fs))
-		return 1;
+		return RING;
 	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
-		return 0;
-	return !(fs.f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE);
+		return SYSCALLS;
+	if (fs.f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+		return SYSCALLS;
+	return n < AUTO_RING_DEPTH && !o->sqthread_poll ? SYSCALLS_UNTIL_SLEEPING : RING;
 }
 
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
@@ -469,11 +523,18 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
-	ur->via_ring = o->issue == ISSUE_RING ||
-		       (o->issue == ISSUE_AUTO && auto_via_ring(td, n, root_fd));
+	if (o->issue == ISSUE_AUTO) {
+		enum issue_choice c = auto_choice(td, n, root_fd);
+
+		ur->via_ring = c == RING;
+		ur->watch_sleeps = c == SYSCALLS_UNTIL_SLEEPING;
+		ur->sleeps = -1;
+	} else {
+		ur->via_ring = o->issue == ISSUE_RING;
+	}
 	/* a job that never enters a ring needs none, nor any io_uring
 	 * feature: it runs on a kernel that lacks them */
-	if (!ur->via_ring)
+	if (!ur->via_ring && !ur->watch_sleeps)
 		return 0;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
@@ -529,7 +590,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1 and on tmpfs or ramfs, system calls in a cleanup on xfs; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; below iodepth 8 system calls until they sleep, then the ring; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

@@ -1,7 +1,8 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
 through the ring, with issue=syscall none, and issue=auto makes system
-calls at iodepth 1, on tmpfs and in a cleanup on xfs, and goes through the
-ring otherwise; every choice performs the same calls with the same results;
+calls at iodepth 1, on tmpfs and in a cleanup on xfs, below iodepth 8
+until the calls sleep, and goes through the ring otherwise; every choice
+performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
 import itertools
@@ -29,7 +30,7 @@ def traced(tmpfs, tmp_path, opts, phase):
 @pytest.mark.parametrize("issue", ["ring", "auto"])
 @pytest.mark.parametrize("linked", [0, 1])
 def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, loopfs, tmp_path, linked, issue):
-    """issue=ring, and issue=auto above iodepth 1 on a file system on a
+    """issue=ring, and issue=auto from iodepth 8 on a file system on a
     device (ext4 here): no object call but through the ring."""
     root = tmpfs if issue == "ring" else loopfs("ext4")
     opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue)
@@ -77,7 +78,7 @@ def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_
 
 
 def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_ring(loopfs, tmp_path):
-    """issue=auto on xfs above iodepth 1: a cleanup's deletes are unlinkat
+    """issue=auto on xfs from iodepth 8: a cleanup's deletes are unlinkat
     system calls and it sets up no ring; precreate and benchmark make no
     object system call."""
     root = loopfs("xfs", "320M")
@@ -92,6 +93,23 @@ def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_
     assert os.listdir(root) == []
 
 
+def io_us(tmp_path, root, phase, opts):
+    """(io_us fio queued, fio's JSON total_ios per slot) of one phase run by
+    mdfio-uring: fio's --debug=io prints one 'queue' line per io_u. Its
+    output goes to a file: a write to a full pipe would put the job's
+    thread to sleep, which issue=auto takes for a call that waits."""
+    jobfile = tmp_path / f"{phase}.fio"
+    jobfile.write_text(job([phase], root, engine="uring", **opts))
+    out_file = tmp_path / f"{phase}.out"
+    with open(out_file, "w") as out:
+        subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
+                       stdout=out, env=fio_env(), check=True)
+    out = out_file.read_text()
+    # fio's debug lines come first on the same stream as its JSON
+    (j,) = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
+    return len(re.findall(r" queue: io_u ", out)), {k: j[k]["total_ios"] for k in ("read", "write", "trim")}
+
+
 @pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
 def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path, issue, iodepth, per_io_u):
     """Issued as system calls, every unit ends inside fio's queue call, so an
@@ -101,22 +119,43 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
     D, P, I = 3, 20, 5
     opts = dict(datasets=D, precreate_per_set=P, steps_per_set=I, iodepth=iodepth, issue=issue)
 
-    def io_us(phase):
-        jobfile = tmp_path / f"{phase}.fio"
-        jobfile.write_text(job([phase], tmpfs, engine="uring", **opts))
-        out = subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
-                             capture_output=True, text=True, env=fio_env(), check=True).stdout
-        # fio's debug lines come first on the same stream as its JSON
-        (j,) = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
-        return len(re.findall(r" queue: io_u ", out)), {k: j[k]["total_ios"] for k in ("read", "write", "trim")}
-
     def batches(units):
         return -(-units // per_io_u)
 
-    assert io_us("precreate") == (batches(D * P), {"read": 0, "write": D * P, "trim": 0})
-    assert io_us("benchmark") == (batches(D * I), {"read": D * I, "write": 0, "trim": 0})
-    assert io_us("cleanup") == (batches(D * P), {"read": 0, "write": 0, "trim": D * P})
+    assert io_us(tmp_path, tmpfs, "precreate", opts) == (batches(D * P), {"read": 0, "write": D * P, "trim": 0})
+    assert io_us(tmp_path, tmpfs, "benchmark", opts) == (batches(D * I), {"read": D * I, "write": 0, "trim": 0})
+    assert io_us(tmp_path, tmpfs, "cleanup", opts) == (batches(D * P), {"read": 0, "write": 0, "trim": D * P})
     assert os.listdir(tmpfs) == []
+
+
+def test_auto_below_iodepth_8_makes_system_calls_until_they_sleep(loopfs, tmp_path):
+    """issue=auto at iodepth 4 on ext4: with every object cached (just
+    made) no call sleeps, so every unit is system calls and io_us carry 16
+    units; with the caches dropped, the benchmark's stats and reads wait for
+    the device, and after 4 windows of 64 requests the job goes through the
+    ring, one unit per io_u. (Not under strace: its stops put the thread to
+    sleep at every call.)"""
+    root = loopfs("ext4", "128M")
+    D, P = 2, 300
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto")
+    assert io_us(tmp_path, root, "precreate", opts) == (-(-D * P // 16), {"read": 0, "write": D * P, "trim": 0})
+    subprocess.run(["sync"], check=True)
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    queued, counted = io_us(tmp_path, root, "benchmark", opts)
+    assert counted == {"read": D * P, "write": 0, "trim": 0}
+    assert namespace(root) == expected(1, D, P, P)
+    # the first steps came 16 to an io_u, most one each
+    assert D * P // 2 < queued < D * P, queued
+
+
+def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
+    """With sqthread_poll=1, issue=auto below iodepth 8 goes through the
+    ring from the first unit: a polling thread set up for system calls
+    would take a CPU for nothing. One unit per io_u, cache warm."""
+    root = loopfs("ext4")
+    D, P = 2, 20
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto", sqthread_poll=1)
+    assert io_us(tmp_path, root, "precreate", opts) == (D * P, {"read": 0, "write": D * P, "trim": 0})
 
 
 def outcome(run):
