@@ -77,8 +77,9 @@ struct mdfio_backend {
 	/* Optional, for a backend that is not sync: whether start ends every
 	 * request of the next io_u (it chose system calls at init); its io_us
 	 * then carry several units, as a sync backend's do. Asked at the
-	 * phase's start and before each io_u while it says 1; once it says
-	 * 0 it is not asked again. */
+	 * phase's start and before each io_u while it says 1, so that a
+	 * backend may make a pending switch to requests in flight there,
+	 * between io_us; once it says 0 it is not asked again. */
 	int (*ends_in_start)(void *priv);
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
 };

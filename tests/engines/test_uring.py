@@ -130,20 +130,22 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
 
 def test_auto_below_iodepth_8_makes_system_calls_until_they_sleep(loopfs, tmp_path):
     """issue=auto at iodepth 4 on ext4: with every object cached (just
-    made) no call sleeps, so every unit is system calls and io_us carry 16
-    units; with the caches dropped, the benchmark's stats and reads wait for
-    the device, and after 4 windows of 64 requests the job goes through the
-    ring, one unit per io_u. (Not under strace: its stops put the thread to
-    sleep at every call.)"""
+    made) no call sleeps, so every unit of a precreate and of a benchmark
+    is system calls and io_us carry 16 units; with the caches dropped, the
+    benchmark's stats and reads wait for the device, and after 4 windows of
+    64 requests the job goes through the ring, one unit per io_u. (Not
+    under strace: its stops put the thread to sleep at every call.)"""
     root = loopfs("ext4", "128M")
     D, P = 2, 300
+    batched = -(-D * P // 16)
     opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto")
-    assert io_us(tmp_path, root, "precreate", opts) == (-(-D * P // 16), {"read": 0, "write": D * P, "trim": 0})
+    assert io_us(tmp_path, root, "precreate", opts) == (batched, {"read": 0, "write": D * P, "trim": 0})
+    assert io_us(tmp_path, root, "benchmark", opts) == (batched, {"read": D * P, "write": 0, "trim": 0})
     subprocess.run(["sync"], check=True)
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
     queued, counted = io_us(tmp_path, root, "benchmark", opts)
     assert counted == {"read": D * P, "write": 0, "trim": 0}
-    assert namespace(root) == expected(1, D, P, P)
+    assert namespace(root) == expected(1, D, 2 * P, P)
     # the first steps came 16 to an io_u, most one each
     assert D * P // 2 < queued < D * P, queued
 
