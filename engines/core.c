@@ -739,7 +739,8 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	if (j->held_failure) {
 		j->held_failure = 0;
 		io_u->error = EIO;
-		td->done = j->finished == j->units;
+		/* a failed create halted the rank: nothing more to ask for */
+		td->done = j->finished == j->units || (j->halted && !j->in_flight);
 		return FIO_Q_COMPLETED;
 	}
 	/* a backend that ended every request in start may keep them in

@@ -50,6 +50,20 @@ def stop_lines(run):
 OPTS = dict(numjobs=2, datasets=2, precreate_per_set=20, steps_per_set=3, bs=100)
 
 
+def test_a_create_failing_after_others_of_its_io_u_is_fio_s_one_error(few_inodes, tmp_path, engine):
+    """Where an io_u carries several units (mdfio-posix, and mdfio-uring
+    making system calls), a create that fails after others of its io_u is
+    held for an io_u of its own. fio counts it as the job's only error and
+    asks for nothing past it: it used to ask for one more unit, which the
+    halted rank refused as a short transfer, a second error in fio's
+    total_err."""
+    root = few_inodes(40)
+    run = run_fio(job(["precreate"], root, engine=engine, datasets=2, precreate_per_set=50, steps_per_set=1,
+                      bs=100), tmp_path, check=False)
+    (j,) = run.jobs()
+    assert run.rc != 0 and (j["total_err"], j["write"]["drop_ios"]) == (1, 1), run.stderr
+
+
 @pytest.mark.parametrize("iodepth", [1, 8])
 def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, engine, iodepth):
     root = few_inodes(40)
