@@ -70,10 +70,10 @@ struct uring {
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
 	/* issue=auto below AUTO_RING_DEPTH: system calls until they sleep
-	 * (check_sleeps), then the ring (ring_due, taken between io_us) */
-	int watch_sleeps, ring_due;
+	 * (check_sleeps), then the ring, taken between io_us */
+	int watch_sleeps;
 	unsigned int requests_done, sleepy_windows;
-	long sleeps;		/* the thread's, at the last check; -1: none yet */
+	long sleeps;		/* the thread's, at the last check */
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -168,15 +168,14 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 /* issue=auto below AUTO_RING_DEPTH on a file system on a device: the
  * job's calls go through the ring once its thread slept at least once per
  * 8 requests in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in
- * a row. Sleeps are its voluntary context switches, which only a call
- * that waits (for the device, or for memory) makes: nothing else puts the
- * job's thread to sleep while it runs units (waiting_factor needs
- * iodepth 1). A cold benchmark step sleeps at least for its read, in every
+ * a row. Sleeps are its voluntary context switches: a call that waits for
+ * the device or for memory (or, with several ranks, for a directory
+ * another rank changes); the engine's own waits (waiting_factor) need
+ * iodepth 1. A cold benchmark step sleeps at least for its read, in every
  * window; a warm job's calls sleep now and then, in short bursts, which
- * one window alone would take for a cold cache. The ring
- * then overlaps the waits; with every call cached, so few units in flight
- * overlap too little to pay for the handoffs (bench/run --only
- * uring-issue). */
+ * one window alone would take for a cold cache. The ring then overlaps
+ * the waits; with every call cached, so few units in flight overlap too
+ * little to pay for the handoffs (bench/run --only uring-issue). */
 #define SLEEP_WINDOW 64u
 #define SLEEPY_WINDOWS 4u
 
@@ -186,12 +185,11 @@ static void check_sleeps(struct uring *ur)
 
 	if (getrusage(RUSAGE_THREAD, &ru))
 		return;
-	if (ur->sleeps >= 0)
+	/* the first request's check only takes the count to start from */
+	if (ur->requests_done > 1)
 		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= SLEEP_WINDOW / 8 ? ur->sleepy_windows + 1 : 0;
-	if (ur->sleepy_windows == SLEEPY_WINDOWS) {
-		ur->ring_due = 1;
-		ur->watch_sleeps = 0;
-	}
+	/* counted no further: the switch is due at the next io_u */
+	ur->watch_sleeps = ur->sleepy_windows < SLEEPY_WINDOWS;
 	ur->sleeps = ru.ru_nvcsw;
 }
 
@@ -429,7 +427,7 @@ static int uring_ends_in_start(void *priv)
 {
 	struct uring *ur = priv;
 
-	if (ur->ring_due)
+	if (ur->sleepy_windows == SLEEPY_WINDOWS)
 		ur->via_ring = 1;
 	return !ur->via_ring;
 }
@@ -528,7 +526,6 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 
 		ur->via_ring = c == RING;
 		ur->watch_sleeps = c == SYSCALLS_UNTIL_SLEEPING;
-		ur->sleeps = -1;
 	} else {
 		ur->via_ring = o->issue == ISSUE_RING;
 	}
