@@ -739,8 +739,7 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	if (j->held_failure) {
 		j->held_failure = 0;
 		io_u->error = EIO;
-		/* a failed create halted the rank: nothing more to ask for */
-		td->done = j->finished == j->units || (j->halted && !j->in_flight);
+		td->done = j->held_done;
 		return FIO_Q_COMPLETED;
 	}
 	/* a backend that ended every request in start may keep them in
@@ -762,9 +761,11 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 			return FIO_Q_QUEUED;
 		if (io_u->error) {
 			if (n) {
-				/* the phase may have ended with it: fio
-				 * must still come back for its io_u */
+				/* the phase may have ended with it (or a
+				 * failed create halted the rank): fio must
+				 * still come back for its io_u, then stop */
 				j->held_failure = 1;
+				j->held_done = td->done;
 				td->done = 0;
 				io_u->error = 0;
 			}

@@ -165,9 +165,10 @@ struct mdfio_job {
 	unsigned int repeat;	/* the benchmark repeat (names the exchange) */
 	unsigned int join_timeout;
 	/* units per io_u of a synchronous interface, and a failed unit
-	 * waiting for an io_u of its own (see engine_queue) */
+	 * waiting for an io_u of its own, with whether the job was done when
+	 * it failed (see engine_queue) */
 	unsigned int per_io_u;
-	int held_failure;
+	int held_failure, held_done;
 	/* recovery: the indices [rec_lo, rec_hi) the status allows objects to
 	 * have (rec_old: a status without steps, taken as the widest), the
 	 * dataset being read and its directory stream */
