@@ -268,3 +268,34 @@ def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(
     assert not list(Path("/sys/fs/cgroup/memory").glob(f"**/mdfio-bench-{proc.pid}"))
     if before is not None:
         assert min_free.read_text() == before
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
+    """--depths 2,3 gives the uring-issue section exactly those iodepths'
+    rows (auto's too), and the Reproduce line names them, so that the
+    file can be made again."""
+    need_root("bench/run mounts tmpfs")
+    if io_uring_missing():
+        pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
+                           "tmpfs", "--depths", "2,3", "--out", str(out)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    [md] = out.glob("????-??-??-uring-issue.md")
+    [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
+    assert [r["engine"] for r in table["rows"][1:-1]] == [
+        f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring", "auto") for q in (2, 3)]
+    assert "Reproduce: `bench/run --only uring-issue --engine-fs tmpfs --depths 2,3 --rounds 1 --quick`" \
+        in md.read_text()
+
+
+@pytest.mark.parametrize("value", ["4,x", "0", "", "4,,8"])
+def test_a_bad_depths_value_is_one_line(value):
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", "--depths", value],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"bench: --depths {value}: expected iodepths of 1 or more, as 4,8"]
