@@ -8,13 +8,14 @@
 #include <string.h>
 
 /* The rank and size each launcher exports to every process it starts,
- * innermost first: mpirun inside a Slurm allocation sees both. */
+ * innermost first: mpirun inside a Slurm allocation sees both; and how it
+ * says how many of them run on this host (NULL: Slurm's own list). */
 static const struct launcher {
-	const char *rank, *size;
+	const char *rank, *size, *local_size;
 } launchers[] = {
-	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },	/* Open MPI */
-	{ "PMI_RANK", "PMI_SIZE" },			/* MPICH, Intel MPI */
-	{ "SLURM_PROCID", "SLURM_NTASKS" },		/* srun */
+	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE" },	/* Open MPI */
+	{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS" },	/* MPICH, Intel MPI (Hydra) */
+	{ "SLURM_PROCID", "SLURM_NTASKS", NULL },	/* srun */
 };
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -30,6 +31,54 @@ static int parse_u32(const char *s, uint32_t *out)
 		return 1;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* The tasks srun started on this node: entry SLURM_NODEID of
+ * SLURM_STEP_TASKS_PER_NODE, a list such as "2(x3),1" (three nodes with 2
+ * tasks, then one with 1). 0 where either is missing or malformed. */
+static uint32_t slurm_tasks_here(const char *(*getenv_fn)(const char *name))
+{
+	const char *s = getenv_fn("SLURM_STEP_TASKS_PER_NODE");
+	uint32_t node;
+
+	if (!s || parse_u32(getenv_fn("SLURM_NODEID"), &node))
+		return 0;
+	while (*s) {
+		char *end;
+		unsigned long tasks, nodes = 1;
+
+		if (*s < '0' || *s > '9')
+			return 0;
+		tasks = strtoul(s, &end, 10);
+		if (tasks > UINT32_MAX)
+			return 0;
+		s = end;
+		if (!strncmp(s, "(x", 2)) {
+			if (s[2] < '0' || s[2] > '9')
+				return 0;
+			nodes = strtoul(s + 2, &end, 10);
+			if (*end != ')')
+				return 0;
+			s = end + 1;
+		}
+		if (node < nodes)
+			return (uint32_t)tasks;
+		node -= (uint32_t)nodes;
+		if (*s && *s++ != ',')
+			return 0;
+	}
+	return 0;
+}
+
+/* The processes launcher l started on this host, or 0 if it does not say. */
+static uint32_t processes_here(const struct launcher *l,
+			       const char *(*getenv_fn)(const char *name))
+{
+	uint32_t n;
+
+	if (!l->local_size)
+		return slurm_tasks_here(getenv_fn);
+	return parse_u32(getenv_fn(l->local_size), &n) ? 0 : n;
 }
 
 /* The length of a host name up to its first '.': "n1.cluster" is "n1". */
@@ -105,6 +154,7 @@ static int from_hosts(struct mdfio_world *w, uint32_t numjobs,
 			    hosts, numjobs, MDFIO_MAX_RANKS);
 	w->base = mine * numjobs;
 	w->total = count * numjobs;
+	w->local = numjobs;
 	w->source = "hosts=";
 	return 0;
 }
@@ -115,7 +165,7 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 		     char *msg, size_t msglen)
 {
 	const struct launcher *l = NULL;
-	uint32_t rank, size;
+	uint32_t rank, size, here;
 	size_t i;
 
 	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
@@ -133,6 +183,7 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 	if (!l) {
 		w->base = 0;
 		w->total = numjobs;
+		w->local = numjobs;
 		w->source = "this fio job";
 		return 0;
 	}
@@ -150,6 +201,8 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 			    l->size, size, numjobs, MDFIO_MAX_RANKS);
 	w->base = rank * numjobs;
 	w->total = size * numjobs;
+	here = processes_here(l, getenv_fn);
+	w->local = (here && here <= size ? here : 1) * numjobs;
 	w->source = l->rank;
 	return 0;
 }

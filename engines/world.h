@@ -14,6 +14,9 @@
 struct mdfio_world {
 	uint32_t base;		/* global rank of clone 0 */
 	uint32_t total;		/* N over every process and host */
+	/* ranks on this host: numjobs times the processes the launcher says
+	 * it started here (one where it does not say) */
+	uint32_t local;
 	/* what told us: "this fio job", "hosts=", or the launcher's rank
 	 * variable ("OMPI_COMM_WORLD_RANK", ...) */
 	const char *source;

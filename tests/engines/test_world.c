@@ -1,4 +1,5 @@
-/* Rank base and total from hosts= and from the launchers' variables. */
+/* Rank base, total and ranks on this host from hosts= and from the
+ * launchers' variables. */
 #include <string.h>
 
 #include "check.h"
@@ -33,6 +34,22 @@ int main(void)
 	static const char *const no_size[] = { "PMI_RANK", "1", NULL };
 	static const char *const past[] = { "OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4", NULL };
 	static const char *const junk[] = { "SLURM_PROCID", "1x", "SLURM_NTASKS", "4", NULL };
+	static const char *const ompi_local[] = { "OMPI_COMM_WORLD_RANK", "3",
+		"OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_LOCAL_SIZE", "3",
+		"SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "0",
+		"SLURM_STEP_TASKS_PER_NODE", "1", NULL };
+	static const char *const ompi_big[] = { "OMPI_COMM_WORLD_RANK", "0",
+		"OMPI_COMM_WORLD_SIZE", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "3", NULL };
+	static const char *const hydra[] = { "PMI_RANK", "1", "PMI_SIZE", "2",
+		"MPI_LOCALNRANKS", "2", NULL };
+	static const char *const slurm_list[] = { "SLURM_PROCID", "6", "SLURM_NTASKS", "9",
+		"SLURM_NODEID", "3", "SLURM_STEP_TASKS_PER_NODE", "2(x3),3", NULL };
+	static const char *const slurm_first[] = { "SLURM_PROCID", "4", "SLURM_NTASKS", "9",
+		"SLURM_NODEID", "2", "SLURM_STEP_TASKS_PER_NODE", "2(x3),3", NULL };
+	static const char *const slurm_bad[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+		"SLURM_NODEID", "4", "SLURM_STEP_TASKS_PER_NODE", "2(x2)", NULL };
+	static const char *const slurm_junk[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+		"SLURM_NODEID", "1", "SLURM_STEP_TASKS_PER_NODE", "2(x2", NULL };
 	struct mdfio_world w;
 	char msg[256];
 
@@ -70,5 +87,24 @@ int main(void)
 	CHECK(find(&w, 1, NULL, "n1", junk, msg) && strstr(msg, "SLURM_PROCID=1x"), "junk: %s", msg);
 	CHECK(find(&w, 1, "n1", "n1", slurm, msg) && strstr(msg, "both number the ranks"),
 	      "hosts= under a launcher: %s", msg);
+
+	/* ranks on this host: numjobs times the launcher's processes here */
+	CHECK(!find(&w, 3, NULL, "n1", NULL, msg) && w.local == 3, "one fio job: %u", w.local);
+	CHECK(!find(&w, 2, "n1,n2,n3", "n2", NULL, msg) && w.local == 2, "hosts=: %u", w.local);
+	CHECK(!find(&w, 2, NULL, "n1", ompi, msg) && w.local == 2,
+	      "Open MPI without its local size: %u", w.local);
+	CHECK(!find(&w, 2, NULL, "n1", ompi_local, msg) && w.local == 6,
+	      "OMPI_COMM_WORLD_LOCAL_SIZE=3 (not Slurm's list): %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", hydra, msg) && w.local == 2, "MPI_LOCALNRANKS: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm_list, msg) && w.local == 3,
+	      "node 3 of 2(x3),3: %u", w.local);
+	CHECK(!find(&w, 2, NULL, "n1", slurm_first, msg) && w.local == 4,
+	      "node 2 of 2(x3),3, numjobs=2: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm, msg) && w.local == 1, "srun without its list: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm_bad, msg) && w.local == 1,
+	      "a list this node is past: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm_junk, msg) && w.local == 1, "a malformed list: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", ompi_big, msg) && w.local == 1,
+	      "more here than in the world: %u", w.local);
 	return check_result();
 }
