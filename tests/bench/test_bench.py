@@ -293,6 +293,35 @@ def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
         in md.read_text()
 
 
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_ranks_share_the_objects_of_one_and_the_reproduce_line_names_them(tmp_path):
+    """--ranks 2 runs every row with numjobs=2, each rank with half the
+    objects and steps of one (--quick's P=I=100), and says so."""
+    need_root("bench/run mounts tmpfs")
+    if io_uring_missing():
+        pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
+                           "tmpfs", "--depths", "2", "--ranks", "2", "--out", str(out)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    [md] = out.glob("????-??-??-uring-issue.md")
+    text = md.read_text()
+    assert f"2 ranks (fio's numjobs) on {os.cpu_count()} CPUs, each, D=2, P=50, I=50, S=3901;" in text
+    assert "Reproduce: `bench/run --only uring-issue --engine-fs tmpfs --depths 2 --ranks 2 --rounds 1 --quick`" \
+        in text
+
+
+@pytest.mark.parametrize("value", ["0", "x", ""])
+def test_a_bad_ranks_value_is_one_line(value):
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", "--ranks", value],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"bench: --ranks {value}: expected a number of ranks, 1 or more"]
+
+
 @pytest.mark.parametrize("value", ["4,x", "0", "", "4,,8"])
 def test_a_bad_depths_value_is_one_line(value):
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", "--depths", value],
