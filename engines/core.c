@@ -108,6 +108,11 @@ unsigned int mdfio_job_ops(struct thread_data *td)
 	return ops;
 }
 
+unsigned int mdfio_job_ranks_here(struct thread_data *td)
+{
+	return ((const struct mdfio_job *)td->io_ops_data)->world.local;
+}
+
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {

@@ -21,9 +21,11 @@
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
 #include "core.h"
@@ -69,11 +71,12 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
-	/* issue=auto below AUTO_RING_DEPTH: system calls until they sleep
-	 * (check_sleeps), then the ring, taken between io_us */
+	/* issue=auto: system calls until they wait (check_sleeps), then
+	 * the ring, taken between io_us */
 	int watch_sleeps;
+	int reads_show;		/* the device's reads are the thread's */
 	unsigned int requests_done, sleepy_windows;
-	long sleeps;		/* the thread's, at the last check */
+	long sleeps, reads;	/* the thread's, at the last check */
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -165,17 +168,21 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	ur->unsent[ur->nr_unsent++] = u;
 }
 
-/* issue=auto below AUTO_RING_DEPTH on a file system on a device: the
- * job's calls go through the ring once its thread slept at least once per
- * 8 requests in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in
- * a row. Sleeps are its voluntary context switches: a call that waits for
- * the device or for memory (or, with several ranks, for a directory
- * another rank changes); the engine's own waits (waiting_factor) need
- * iodepth 1. A cold benchmark step sleeps at least for its read, in every
- * window; a warm job's calls sleep now and then, in short bursts, which
- * one window alone would take for a cold cache. The ring then overlaps
- * the waits; with every call cached, so few units in flight overlap too
- * little to pay for the handoffs (bench/run --only uring-issue). */
+/* issue=auto where the ring waits its turn (auto_choice): the job's calls
+ * go through the ring once its thread slept at least once per 8 requests
+ * in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in a row, and
+ * on a file system on a block device also read from it in each. Sleeps
+ * are its voluntary context switches: a call that waits for the device or
+ * a server, for memory, or for a lock another rank holds (a directory,
+ * xfs's log); the engine's own waits (waiting_factor) need iodepth 1. Only
+ * waits for the device or a server leave a CPU idle for the ring to fill:
+ * the thread's block reads (ru_inblock) tell them from a lock's where the
+ * device is local. A cold benchmark step sleeps at least for its read, in
+ * every window; a warm job's calls sleep now and then, in short bursts,
+ * which one window alone would take for a cold cache. With every call
+ * cached, few units in flight, or no CPU to spare for io_uring's workers,
+ * the ring overlaps too little to pay for its handoffs (bench/run --only
+ * uring-issue). */
 #define SLEEP_WINDOW 64u
 #define SLEEPY_WINDOWS 4u
 
@@ -187,10 +194,13 @@ static void check_sleeps(struct uring *ur)
 		return;
 	/* the first request's check only takes the count to start from */
 	if (ur->requests_done > 1)
-		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= SLEEP_WINDOW / 8 ? ur->sleepy_windows + 1 : 0;
+		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= SLEEP_WINDOW / 8 &&
+				     (!ur->reads_show || ru.ru_inblock > ur->reads) ?
+				     ur->sleepy_windows + 1 : 0;
 	/* counted no further: the switch is due at the next io_u */
 	ur->watch_sleeps = ur->sleepy_windows < SLEEPY_WINDOWS;
 	ur->sleeps = ru.ru_nvcsw;
+	ur->reads = ru.ru_inblock;
 }
 
 /* Prepares u's request, in flight from the next submission on; or performs
@@ -464,40 +474,62 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
+/* Whether the job's thread may run on more CPUs than there are ranks on
+ * this host: one left for io_uring's workers. */
+static int cpu_to_spare(struct thread_data *td)
+{
+	cpu_set_t cpus;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+		return 0;
+	return (unsigned int)CPU_COUNT(&cpus) > mdfio_job_ranks_here(td);
+}
+
 /* issue=auto's choice. Through the ring the kernel hands statx, unlinkat
  * and a creating openat to an io-wq worker thread, which pays on a block
- * file system once enough units are in flight to keep workers busy, with
- * its cache cold or warm, and only adds the handoff to tmpfs's cheap
- * calls. So, system calls:
+ * file system once enough units are in flight to keep workers busy on a
+ * CPU the ranks leave idle, with its cache cold or warm, or once the calls
+ * wait for the device; and only adds the handoff to tmpfs's cheap calls.
+ * So, system calls:
  * - at iodepth 1, where nothing can overlap;
  * - on tmpfs and ramfs, whose calls never wait and cost less than a
  *   handoff;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
- * - below AUTO_RING_DEPTH elsewhere, until the calls sleep (check_sleeps),
- *   unless sqthread_poll=1, whose polling thread would take a CPU while
- *   the job makes system calls;
- * and the ring from AUTO_RING_DEPTH on. Deciding per operation from
+ * and the ring with sqthread_poll=1, whose polling thread would take a CPU
+ * while the job makes system calls. Elsewhere the ring from
+ * AUTO_RING_DEPTH on where the host has a CPU to spare, and otherwise
+ * system calls until they wait (check_sleeps). Deciding per operation from
  * whether sampled calls slept lost to the ring there; each rule is a row
  * of bench/run --only uring-issue. */
-enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_SLEEPING, RING };
+enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING };
 #define AUTO_RING_DEPTH 8u
 
-static enum issue_choice auto_choice(struct thread_data *td, unsigned int n, int root_fd)
+static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
+				     const struct statfs *fs)
 {
 	struct uring_options *o = td->eo;
-	struct statfs fs;
 
-	if (n == 1)
+	if (n == 1 || fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
 		return SYSCALLS;
-	if (fstatfs(root_fd, &fs))
+	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+		return SYSCALLS;
+	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && cpu_to_spare(td)))
 		return RING;
-	if (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)
-		return SYSCALLS;
-	if (fs.f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
-		return SYSCALLS;
-	return n < AUTO_RING_DEPTH && !o->sqthread_poll ? SYSCALLS_UNTIL_SLEEPING : RING;
+	return SYSCALLS_UNTIL_WAITING;
+}
+
+/* Whether the thread's block reads (ru_inblock) are the file system's: it
+ * sits on a block device (btrfs gives its files anonymous device numbers),
+ * not on a server. */
+static int reads_show(const struct statfs *fs, int root_fd)
+{
+	struct stat st;
+
+	if (fs->f_type == BTRFS_SUPER_MAGIC)
+		return 1;
+	return !fstat(root_fd, &st) && major(st.st_dev) != 0;
 }
 
 static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_unit *units,
@@ -522,10 +554,12 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
 	if (o->issue == ISSUE_AUTO) {
-		enum issue_choice c = auto_choice(td, n, root_fd);
+		struct statfs fs;
+		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs);
 
 		ur->via_ring = c == RING;
-		ur->watch_sleeps = c == SYSCALLS_UNTIL_SLEEPING;
+		ur->watch_sleeps = c == SYSCALLS_UNTIL_WAITING;
+		ur->reads_show = ur->watch_sleeps && reads_show(&fs, root_fd);
 	} else {
 		ur->via_ring = o->issue == ISSUE_RING;
 	}
@@ -587,7 +621,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; below iodepth 8 system calls until they sleep, then the ring; through the ring otherwise), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks on the host; else system calls until they wait for the device, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

@@ -1,7 +1,8 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
 through the ring, with issue=syscall none, and issue=auto makes system
-calls at iodepth 1, on tmpfs and in a cleanup on xfs, below iodepth 8
-until the calls sleep, and goes through the ring otherwise; every choice
+calls at iodepth 1, on tmpfs and in a cleanup on xfs, goes through the ring
+from iodepth 8 where the job has more CPUs than the host has ranks, and
+elsewhere makes system calls until they wait for the device; every choice
 performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
@@ -18,6 +19,9 @@ from conftest import engine_path, expected, fio_env, job, namespace, run_fio
 
 OBJECT_CALLS = "newfstatat,stat,statx,open,openat,read,write,close,unlink,unlinkat"
 
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2,
+                                    reason="a CPU to spare for io_uring's workers needs 2")
+
 
 def traced(tmpfs, tmp_path, opts, phase):
     trace = tmp_path / f"strace-{phase}.out"
@@ -27,13 +31,16 @@ def traced(tmpfs, tmp_path, opts, phase):
     return trace.read_text().splitlines()
 
 
+@needs_two_cpus
 @pytest.mark.parametrize("issue", ["ring", "auto"])
 @pytest.mark.parametrize("linked", [0, 1])
 def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, loopfs, tmp_path, linked, issue):
     """issue=ring, and issue=auto from iodepth 8 on a file system on a
-    device (ext4 here): no object call but through the ring."""
+    device (ext4 here) for one rank on 2 CPUs: no object call but through
+    the ring."""
     root = tmpfs if issue == "ring" else loopfs("ext4")
-    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue)
+    opts = dict(datasets=2, precreate_per_set=20, steps_per_set=20, iodepth=8, linked=linked, issue=issue,
+                cpus_allowed="0-1")
     for phase in ("precreate", "benchmark", "cleanup"):
         lines = traced(root, tmp_path, opts, phase)
         assert not [l for l in lines if '"file-' in l or "/file-" in l], phase
@@ -77,13 +84,14 @@ def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_
     assert os.listdir(tmpfs) == []
 
 
+@needs_two_cpus
 def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_ring(loopfs, tmp_path):
-    """issue=auto on xfs from iodepth 8: a cleanup's deletes are unlinkat
-    system calls and it sets up no ring; precreate and benchmark make no
-    object system call."""
+    """issue=auto on xfs from iodepth 8, one rank on 2 CPUs: a cleanup's
+    deletes are unlinkat system calls and it sets up no ring; precreate and
+    benchmark make no object system call."""
     root = loopfs("xfs", "320M")
     d, p = 2, 20
-    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=8, issue="auto")
+    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=8, issue="auto", cpus_allowed="0-1")
     for phase in ("precreate", "benchmark", "cleanup"):
         lines = traced(root, tmp_path, opts, phase)
         ring = phase != "cleanup"
@@ -94,10 +102,11 @@ def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_
 
 
 def io_us(tmp_path, root, phase, opts):
-    """(io_us fio queued, fio's JSON total_ios per slot) of one phase run by
-    mdfio-uring: fio's --debug=io prints one 'queue' line per io_u. Its
-    output goes to a file: a write to a full pipe would put the job's
-    thread to sleep, which issue=auto takes for a call that waits."""
+    """(io_us fio queued, fio's JSON total_ios per slot, over its jobs) of
+    one phase run by mdfio-uring: fio's --debug=io prints one 'queue' line
+    per io_u. Its output goes to a file: a write to a full pipe would put
+    the job's thread to sleep, which issue=auto takes for a call that
+    waits."""
     jobfile = tmp_path / f"{phase}.fio"
     jobfile.write_text(job([phase], root, engine="uring", **opts))
     out_file = tmp_path / f"{phase}.out"
@@ -106,8 +115,9 @@ def io_us(tmp_path, root, phase, opts):
                        stdout=out, env=fio_env(), check=True)
     out = out_file.read_text()
     # fio's debug lines come first on the same stream as its JSON
-    (j,) = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
-    return len(re.findall(r" queue: io_u ", out)), {k: j[k]["total_ios"] for k in ("read", "write", "trim")}
+    jobs = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
+    return (len(re.findall(r" queue: io_u ", out)),
+            {k: sum(j[k]["total_ios"] for j in jobs) for k in ("read", "write", "trim")})
 
 
 @pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
@@ -128,26 +138,35 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
     assert os.listdir(tmpfs) == []
 
 
-def test_auto_below_iodepth_8_makes_system_calls_until_they_sleep(loopfs, tmp_path):
-    """issue=auto at iodepth 4 on ext4: with every object cached (just
-    made) no call sleeps, so every unit of a precreate and of a benchmark
-    is system calls and io_us carry 16 units; with the caches dropped, the
-    benchmark's stats and reads wait for the device, and after 4 windows of
-    64 requests the job goes through the ring, one unit per io_u. (Not
-    under strace: its stops put the thread to sleep at every call.)"""
+@pytest.mark.parametrize("iodepth,ranks,cpus", [
+    (4, 1, None),
+    (16, 1, "0"),
+    pytest.param(16, 2, "0-1", marks=needs_two_cpus),
+], ids=["iodepth 4", "iodepth 16, 1 rank on 1 CPU", "iodepth 16, 2 ranks on 2 CPUs"])
+def test_auto_makes_system_calls_until_they_wait_for_the_device(loopfs, tmp_path, iodepth, ranks, cpus):
+    """issue=auto on ext4 below iodepth 8, or with no CPU to spare for
+    io_uring's workers (as many ranks as the job may use CPUs): with every
+    object cached (just made) no call waits, so every unit of a precreate
+    and of a benchmark is system calls and io_us carry 16 units; with the
+    caches dropped, the benchmark's stats and reads wait for the device,
+    and after 4 windows of 64 requests each rank goes through the ring, one
+    unit per io_u. (Not under strace: its stops put the thread to sleep at
+    every call.)"""
     root = loopfs("ext4", "128M")
     D, P = 2, 300
-    batched = -(-D * P // 16)
-    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto")
-    assert io_us(tmp_path, root, "precreate", opts) == (batched, {"read": 0, "write": D * P, "trim": 0})
-    assert io_us(tmp_path, root, "benchmark", opts) == (batched, {"read": D * P, "write": 0, "trim": 0})
+    batched = ranks * -(-D * P // 16)
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto",
+                numjobs=ranks, **({"cpus_allowed": cpus} if cpus else {}))
+    units = ranks * D * P
+    assert io_us(tmp_path, root, "precreate", opts) == (batched, {"read": 0, "write": units, "trim": 0})
+    assert io_us(tmp_path, root, "benchmark", opts) == (batched, {"read": units, "write": 0, "trim": 0})
     subprocess.run(["sync"], check=True)
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
     queued, counted = io_us(tmp_path, root, "benchmark", opts)
-    assert counted == {"read": D * P, "write": 0, "trim": 0}
-    assert namespace(root) == expected(1, D, 2 * P, P)
+    assert counted == {"read": units, "write": 0, "trim": 0}
+    assert namespace(root) == expected(ranks, D, 2 * P, P)
     # the first steps came 16 to an io_u, most one each
-    assert D * P // 2 < queued < D * P, queued
+    assert units // 2 < queued < units, queued
 
 
 def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
