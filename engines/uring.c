@@ -14,8 +14,8 @@
  * An operation can also be issued as mdfio-posix's plain system calls from
  * the job's thread (issue=, below): the kernel hands statx, unlinkat and a
  * creating openat to an io-wq worker thread, and where calls are as cheap
- * as tmpfs's, or have nothing to overlap with, that handoff costs more
- * than the call itself. */
+ * as tmpfs's, have nothing to overlap with, or leave the worker no idle
+ * CPU, that handoff costs more than the call itself. */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -171,20 +171,24 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 /* issue=auto where the ring waits its turn (auto_choice): the job's calls
  * go through the ring once its thread slept at least once per 8 requests
  * in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in a row, and
- * on a file system on a block device also read from it in each. Sleeps
- * are its voluntary context switches: a call that waits for the device or
- * a server, for memory, or for a lock another rank holds (a directory,
- * xfs's log); the engine's own waits (waiting_factor) need iodepth 1. Only
- * waits for the device or a server leave a CPU idle for the ring to fill:
- * the thread's block reads (ru_inblock) tell them from a lock's where the
- * device is local. A cold benchmark step sleeps at least for its read, in
- * every window; a warm job's calls sleep now and then, in short bursts,
+ * on a file system on a block device also read at least a page per 8
+ * requests from it in each. Sleeps are its voluntary context switches: a
+ * call that waits for the device or a server, for memory, or for a lock
+ * another rank holds (a directory, xfs's log); the engine's own waits
+ * (waiting_factor) need iodepth 1. Only waits for the device or a server
+ * leave a CPU idle for the ring to fill: the thread's block reads
+ * (ru_inblock) tell them from a lock's where the device is local. A warm
+ * xfs reads some metadata back now and then, in bursts, far below a page
+ * per 8 requests; a cold benchmark step sleeps at least for its read, in
+ * every window. A warm job's calls sleep now and then, in short bursts,
  * which one window alone would take for a cold cache. With every call
  * cached, few units in flight, or no CPU to spare for io_uring's workers,
  * the ring overlaps too little to pay for its handoffs (bench/run --only
  * uring-issue). */
 #define SLEEP_WINDOW 64u
 #define SLEEPY_WINDOWS 4u
+#define WAITS_PER_WINDOW (SLEEP_WINDOW / 8)
+#define BLOCKS_PER_PAGE 8	/* ru_inblock counts 512-byte blocks */
 
 static void check_sleeps(struct uring *ur)
 {
@@ -194,8 +198,9 @@ static void check_sleeps(struct uring *ur)
 		return;
 	/* the first request's check only takes the count to start from */
 	if (ur->requests_done > 1)
-		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= SLEEP_WINDOW / 8 &&
-				     (!ur->reads_show || ru.ru_inblock > ur->reads) ?
+		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= WAITS_PER_WINDOW &&
+				     (!ur->reads_show ||
+				      ru.ru_inblock - ur->reads >= WAITS_PER_WINDOW * BLOCKS_PER_PAGE) ?
 				     ur->sleepy_windows + 1 : 0;
 	/* counted no further: the switch is due at the next io_u */
 	ur->watch_sleeps = ur->sleepy_windows < SLEEPY_WINDOWS;
