@@ -35,50 +35,60 @@ static int parse_u32(const char *s, uint32_t *out)
 
 /* The tasks srun started on this node: entry SLURM_NODEID of
  * SLURM_STEP_TASKS_PER_NODE, a list such as "2(x3),1" (three nodes with 2
- * tasks, then one with 1). 0 where either is missing or malformed. */
+ * tasks, then one with 1). 0 where either is missing, or the list is
+ * malformed anywhere or too short. */
 static uint32_t slurm_tasks_here(const char *(*getenv_fn)(const char *name))
 {
 	const char *s = getenv_fn("SLURM_STEP_TASKS_PER_NODE");
-	uint32_t node;
+	uint32_t node, here = 0;
+	int found = 0;
 
-	if (!s || parse_u32(getenv_fn("SLURM_NODEID"), &node))
+	if (!s || !*s || parse_u32(getenv_fn("SLURM_NODEID"), &node))
 		return 0;
-	while (*s) {
+	for (;;) {
 		char *end;
 		unsigned long tasks, nodes = 1;
 
 		if (*s < '0' || *s > '9')
 			return 0;
 		tasks = strtoul(s, &end, 10);
-		if (tasks > UINT32_MAX)
-			return 0;
 		s = end;
 		if (!strncmp(s, "(x", 2)) {
-			if (s[2] < '0' || s[2] > '9')
+			if (s[2] < '1' || s[2] > '9')
 				return 0;
 			nodes = strtoul(s + 2, &end, 10);
 			if (*end != ')')
 				return 0;
 			s = end + 1;
 		}
-		if (node < nodes)
-			return (uint32_t)tasks;
-		node -= (uint32_t)nodes;
-		if (*s && *s++ != ',')
+		if (tasks > UINT32_MAX)
+			return 0;
+		if (!found && node < nodes) {
+			found = 1;
+			here = (uint32_t)tasks;
+		} else if (!found) {
+			node -= (uint32_t)nodes;
+		}
+		if (!*s)
+			return here;
+		if (*s++ != ',')
 			return 0;
 	}
-	return 0;
 }
 
-/* The processes launcher l started on this host, or 0 if it does not say. */
-static uint32_t processes_here(const struct launcher *l,
+/* The processes launcher l started on this host, or 0 if it does not say.
+ * srun's PMI plugins start processes with PMI_RANK and PMI_SIZE but no
+ * count of their own: srun's list says it when its world is the same. */
+static uint32_t processes_here(const struct launcher *l, uint32_t size,
 			       const char *(*getenv_fn)(const char *name))
 {
 	uint32_t n;
 
-	if (!l->local_size)
-		return slurm_tasks_here(getenv_fn);
-	return parse_u32(getenv_fn(l->local_size), &n) ? 0 : n;
+	if (l->local_size && !parse_u32(getenv_fn(l->local_size), &n))
+		return n;
+	if (l->local_size && (parse_u32(getenv_fn("SLURM_NTASKS"), &n) || n != size))
+		return 0;
+	return slurm_tasks_here(getenv_fn);
 }
 
 /* The length of a host name up to its first '.': "n1.cluster" is "n1". */
@@ -201,7 +211,7 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 			    l->size, size, numjobs, MDFIO_MAX_RANKS);
 	w->base = rank * numjobs;
 	w->total = size * numjobs;
-	here = processes_here(l, getenv_fn);
+	here = processes_here(l, size, getenv_fn);
 	w->local = (here && here <= size ? here : 1) * numjobs;
 	w->source = l->rank;
 	return 0;

@@ -50,6 +50,16 @@ int main(void)
 		"SLURM_NODEID", "4", "SLURM_STEP_TASKS_PER_NODE", "2(x2)", NULL };
 	static const char *const slurm_junk[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
 		"SLURM_NODEID", "1", "SLURM_STEP_TASKS_PER_NODE", "2(x2", NULL };
+	static const char *const slurm_tail[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+		"SLURM_NODEID", "0", "SLURM_STEP_TASKS_PER_NODE", "2(x2)junk", NULL };
+	static const char *const slurm_zero[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+		"SLURM_NODEID", "0", "SLURM_STEP_TASKS_PER_NODE", "2(x0),4", NULL };
+	static const char *const pmi_srun[] = { "PMI_RANK", "5", "PMI_SIZE", "6",
+		"SLURM_PROCID", "5", "SLURM_NTASKS", "6", "SLURM_NODEID", "1",
+		"SLURM_STEP_TASKS_PER_NODE", "3(x2)", NULL };
+	static const char *const pmi_other[] = { "PMI_RANK", "1", "PMI_SIZE", "2",
+		"SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "0",
+		"SLURM_STEP_TASKS_PER_NODE", "1", NULL };
 	struct mdfio_world w;
 	char msg[256];
 
@@ -104,6 +114,13 @@ int main(void)
 	CHECK(!find(&w, 1, NULL, "n1", slurm_bad, msg) && w.local == 1,
 	      "a list this node is past: %u", w.local);
 	CHECK(!find(&w, 1, NULL, "n1", slurm_junk, msg) && w.local == 1, "a malformed list: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm_tail, msg) && w.local == 1,
+	      "junk after this node's entry: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", slurm_zero, msg) && w.local == 1, "(x0): %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", pmi_srun, msg) && w.local == 3,
+	      "srun's PMI without MPI_LOCALNRANKS: its list: %u", w.local);
+	CHECK(!find(&w, 1, NULL, "n1", pmi_other, msg) && w.local == 1,
+	      "an mpiexec inside an srun of another size: %u", w.local);
 	CHECK(!find(&w, 1, NULL, "n1", ompi_big, msg) && w.local == 1,
 	      "more here than in the world: %u", w.local);
 	return check_result();
