@@ -30,6 +30,7 @@
 
 #include "core.h"
 #include "sysio.h"
+#include "waits.h"
 
 /* issue=: how an operation is issued */
 enum issue { ISSUE_AUTO, ISSUE_RING, ISSUE_SYSCALL };
@@ -71,12 +72,11 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
-	/* issue=auto: system calls until they wait (check_sleeps), then
+	/* issue=auto: system calls until they wait (check_waits), then
 	 * the ring, taken between io_us */
-	int watch_sleeps;
-	int reads_show;		/* the device's reads are the thread's */
-	unsigned int requests_done, sleepy_windows;
-	long sleeps, reads;	/* the thread's, at the last check */
+	int watch_waits, ring_due;
+	unsigned int requests_done;
+	struct mdfio_waits waits;
 };
 
 static struct io_uring_sqe *sqe_for(struct uring *ur, struct slot *s,
@@ -169,43 +169,20 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 }
 
 /* issue=auto where the ring waits its turn (auto_choice): the job's calls
- * go through the ring once its thread slept at least once per 8 requests
- * in each of SLEEPY_WINDOWS windows of SLEEP_WINDOW requests in a row, and
- * on a file system on a block device also read at least a page per 8
- * requests from it in each. Sleeps are its voluntary context switches: a
- * call that waits for the device or a server, for memory, or for a lock
- * another rank holds (a directory, xfs's log); the engine's own waits
- * (waiting_factor) need iodepth 1. Only waits for the device or a server
- * leave a CPU idle for the ring to fill: the thread's block reads
- * (ru_inblock) tell them from a lock's where the device is local. A warm
- * xfs reads some metadata back now and then, in bursts, far below a page
- * per 8 requests; a cold benchmark step sleeps at least for its read, in
- * every window. A warm job's calls sleep now and then, in short bursts,
- * which one window alone would take for a cold cache. With every call
- * cached, few units in flight, or no CPU to spare for io_uring's workers,
- * the ring overlaps too little to pay for its handoffs (bench/run --only
- * uring-issue). */
-#define SLEEP_WINDOW 64u
-#define SLEEPY_WINDOWS 4u
-#define WAITS_PER_WINDOW (SLEEP_WINDOW / 8)
-#define BLOCKS_PER_PAGE 8	/* ru_inblock counts 512-byte blocks */
-
-static void check_sleeps(struct uring *ur)
+ * go through the ring once they wait for the device or a server (waits.h).
+ * With every call cached, few units in flight, or no CPU to spare for
+ * io_uring's workers, the ring overlaps too little to pay for its handoffs
+ * (bench/run --only uring-issue); a wait leaves a CPU idle for it to fill.
+ * The engine's own waits (waiting_factor) need iodepth 1. */
+static void check_waits(struct uring *ur)
 {
 	struct rusage ru;
 
 	if (getrusage(RUSAGE_THREAD, &ru))
 		return;
-	/* the first request's check only takes the count to start from */
-	if (ur->requests_done > 1)
-		ur->sleepy_windows = ru.ru_nvcsw - ur->sleeps >= WAITS_PER_WINDOW &&
-				     (!ur->reads_show ||
-				      ru.ru_inblock - ur->reads >= WAITS_PER_WINDOW * BLOCKS_PER_PAGE) ?
-				     ur->sleepy_windows + 1 : 0;
-	/* counted no further: the switch is due at the next io_u */
-	ur->watch_sleeps = ur->sleepy_windows < SLEEPY_WINDOWS;
-	ur->sleeps = ru.ru_nvcsw;
-	ur->reads = ru.ru_inblock;
+	/* due at the next io_u */
+	ur->ring_due = mdfio_waits_window(&ur->waits, ru.ru_nvcsw, ru.ru_inblock);
+	ur->watch_waits = !ur->ring_due;
 }
 
 /* Prepares u's request, in flight from the next submission on; or performs
@@ -221,8 +198,8 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	if (!ur->via_ring) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
-		if (ur->watch_sleeps && !(ur->requests_done++ % SLEEP_WINDOW))
-			check_sleeps(ur);
+		if (ur->watch_waits && !(ur->requests_done++ % MDFIO_WAITS_WINDOW))
+			check_waits(ur);
 		return 1;
 	}
 	s->stage = ST_OPEN;
@@ -442,7 +419,7 @@ static int uring_ends_in_start(void *priv)
 {
 	struct uring *ur = priv;
 
-	if (ur->sleepy_windows == SLEEPY_WINDOWS)
+	if (ur->ring_due)
 		ur->via_ring = 1;
 	return !ur->via_ring;
 }
@@ -505,7 +482,7 @@ static int cpu_to_spare(struct thread_data *td)
  * and the ring with sqthread_poll=1, whose polling thread would take a CPU
  * while the job makes system calls. Elsewhere the ring from
  * AUTO_RING_DEPTH on where the host has a CPU to spare, and otherwise
- * system calls until they wait (check_sleeps). Deciding per operation from
+ * system calls until they wait (check_waits). Deciding per operation from
  * whether sampled calls slept lost to the ring there; each rule is a row
  * of bench/run --only uring-issue. */
 enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING };
@@ -528,7 +505,7 @@ static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 /* Whether the thread's block reads (ru_inblock) are the file system's: it
  * sits on a block device (btrfs gives its files anonymous device numbers),
  * not on a server. */
-static int reads_show(const struct statfs *fs, int root_fd)
+static int reads_count(const struct statfs *fs, int root_fd)
 {
 	struct stat st;
 
@@ -563,14 +540,14 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs);
 
 		ur->via_ring = c == RING;
-		ur->watch_sleeps = c == SYSCALLS_UNTIL_WAITING;
-		ur->reads_show = ur->watch_sleeps && reads_show(&fs, root_fd);
+		ur->watch_waits = c == SYSCALLS_UNTIL_WAITING;
+		ur->waits.reads_count = ur->watch_waits && reads_count(&fs, root_fd);
 	} else {
 		ur->via_ring = o->issue == ISSUE_RING;
 	}
 	/* a job that never enters a ring needs none, nor any io_uring
 	 * feature: it runs on a kernel that lacks them */
-	if (!ur->via_ring && !ur->watch_sleeps)
+	if (!ur->via_ring && !ur->watch_waits)
 		return 0;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
