@@ -113,6 +113,11 @@ unsigned int mdfio_job_ranks_here(struct thread_data *td)
 	return ((const struct mdfio_job *)td->io_ops_data)->world.local;
 }
 
+unsigned int mdfio_job_clones(struct thread_data *td)
+{
+	return ((const struct mdfio_job *)td->io_ops_data)->per_host;
+}
+
 /* What a rank needs before it can start: paths, buffers, its backend. */
 static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {
@@ -749,7 +754,7 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	}
 	/* a backend that ended every request in start may keep them in
 	 * flight from here on (mdfio-uring's issue=auto once its calls
-	 * sleep): only between io_us, as an io_u's units all ended in start */
+	 * wait): only between io_us, as an io_u's units all ended in start */
 	if (j->per_io_u > 1 && j->be->ends_in_start && !j->be->ends_in_start(j->priv))
 		j->per_io_u = 1;
 	/* one call site of unit_start and run_unit, so that both are
@@ -783,7 +788,7 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		io_u->xfer_buflen = n * io_u->buflen;
 		/* fio counted the io_u as one I/O issued: it stops issuing
 		 * when the phase's units are, also once later io_us carry one
-		 * unit each (mdfio-uring's issue=auto, once its calls sleep) */
+		 * unit each (mdfio-uring's issue=auto, once its calls wait) */
 		td->io_issues[io_u->ddir] += n - 1;
 		td->io_issue_bytes[io_u->ddir] += (n - 1) * io_u->buflen;
 		if (!fio_counts_batches)

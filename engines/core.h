@@ -128,9 +128,11 @@ int mdfio_req_done(struct thread_data *td, struct mdfio_unit *unit,
 unsigned int mdfio_job_ops(struct thread_data *td);
 
 /* The ranks of the job's run on this host: numjobs times the processes
- * its launcher says it started here (world.h). For a backend's init,
- * judging whether the job has a CPU to spare. */
+ * its launcher says it started here (world.h); and those of this fio job
+ * (numjobs). For a backend's init, judging whether the job has a CPU to
+ * spare. */
 unsigned int mdfio_job_ranks_here(struct thread_data *td);
+unsigned int mdfio_job_clones(struct thread_data *td);
 
 static inline uint64_t mdfio_now(void)
 {

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "sysio.h"
@@ -456,15 +457,27 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
-/* Whether the job's thread may run on more CPUs than there are ranks on
- * this host: one left for io_uring's workers. */
+/* Whether the job's thread may run on more CPUs than there are ranks
+ * sharing them: one left for io_uring's workers. Ranks bound to some of
+ * the host's CPUs (fio's cpus_allowed, a launcher's binding) share them
+ * with this fio's clones only; unbound ones, with every rank on the host.
+ * A cgroup's CPU quota is not seen. */
 static int cpu_to_spare(struct thread_data *td)
 {
-	cpu_set_t cpus;
+	long conf = sysconf(_SC_NPROCESSORS_CONF), online = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t size = CPU_ALLOC_SIZE(conf > 0 ? conf : 1);
+	cpu_set_t *cpus = CPU_ALLOC(conf > 0 ? conf : 1);
+	unsigned int mine, sharing;
 
-	if (sched_getaffinity(0, sizeof(cpus), &cpus))
+	if (!cpus || sched_getaffinity(0, size, cpus)) {
+		CPU_FREE(cpus);
 		return 0;
-	return (unsigned int)CPU_COUNT(&cpus) > mdfio_job_ranks_here(td);
+	}
+	mine = (unsigned int)CPU_COUNT_S(size, cpus);
+	CPU_FREE(cpus);
+	sharing = online > 0 && mine < (unsigned long)online ? mdfio_job_clones(td)
+							     : mdfio_job_ranks_here(td);
+	return mine > sharing;
 }
 
 /* issue=auto's choice. Through the ring the kernel hands statx, unlinkat
@@ -504,11 +517,14 @@ static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 
 /* Whether the thread's block reads (ru_inblock) are the file system's: it
  * sits on a block device (btrfs gives its files anonymous device numbers),
- * not on a server. */
+ * not on a server, and the kernel counts them (task I/O accounting, whose
+ * file is /proc/self/io). */
 static int reads_count(const struct statfs *fs, int root_fd)
 {
 	struct stat st;
 
+	if (access("/proc/self/io", F_OK))
+		return 0;
 	if (fs->f_type == BTRFS_SUPER_MAGIC)
 		return 1;
 	return !fstat(root_fd, &st) && major(st.st_dev) != 0;
@@ -603,7 +619,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks on the host; else system calls until they wait for the device, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks on the host; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
