@@ -619,7 +619,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks on the host; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
