@@ -270,22 +270,28 @@ def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(
         assert min_free.read_text() == before
 
 
-@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
-                    reason="benchmarks measure the normal build; a sanitized one means nothing")
-def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
-    """--depths 2,3 gives the uring-issue section exactly those iodepths'
-    rows (auto's too), and the Reproduce line names them, so that the
-    file can be made again."""
+def quick_uring_issue(tmp_path, *args):
+    """The result file of bench/run --quick --only uring-issue on tmpfs with
+    args."""
     need_root("bench/run mounts tmpfs")
     if io_uring_missing():
         pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     out = tmp_path / "results"
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
-                           "tmpfs", "--depths", "2,3", "--out", str(out)], capture_output=True, text=True, env=env,
-                          timeout=300)
+                           "tmpfs", *args, "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     [md] = out.glob("????-??-??-uring-issue.md")
+    return md
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
+    """--depths 2,3 gives the uring-issue section exactly those iodepths'
+    rows (auto's too), and the Reproduce line names them, so that the
+    file can be made again."""
+    md = quick_uring_issue(tmp_path, "--depths", "2,3")
     [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
     assert [r["engine"] for r in table["rows"][1:-1]] == [
         f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring", "auto") for q in (2, 3)]
@@ -298,34 +304,19 @@ def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
 def test_ranks_share_the_objects_of_one_and_the_reproduce_line_names_them(tmp_path):
     """--ranks 2 runs every row with numjobs=2, each rank with half the
     objects and steps of one (--quick's P=I=100), and says so."""
-    need_root("bench/run mounts tmpfs")
-    if io_uring_missing():
-        pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
-    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
-    out = tmp_path / "results"
-    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
-                           "tmpfs", "--depths", "2", "--ranks", "2", "--out", str(out)], capture_output=True,
-                          text=True, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    [md] = out.glob("????-??-??-uring-issue.md")
-    text = md.read_text()
+    text = quick_uring_issue(tmp_path, "--depths", "2", "--ranks", "2").read_text()
     assert f"2 ranks (fio's numjobs) on {len(os.sched_getaffinity(0))} CPUs, each, D=2, P=50, I=50, S=3901;" \
         in text
     assert "Reproduce: `bench/run --only uring-issue --engine-fs tmpfs --depths 2 --ranks 2 --rounds 1 --quick`" \
         in text
 
 
-@pytest.mark.parametrize("value", ["0", "x", "", "\u00b2"])
-def test_a_bad_ranks_value_is_one_line(value):
-    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", "--ranks", value],
+@pytest.mark.parametrize("option,value,expected", [
+    *(("--ranks", v, "expected a number of ranks, 1 or more") for v in ("0", "x", "", "\u00b2")),
+    *(("--depths", v, "expected iodepths of 1 or more, as 4,8") for v in ("4,x", "0", "", "4,,8")),
+])
+def test_a_bad_ranks_or_depths_value_is_one_line(option, value, expected):
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", option, value],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [f"bench: --ranks {value}: expected a number of ranks, 1 or more"]
-
-
-@pytest.mark.parametrize("value", ["4,x", "0", "", "4,,8"])
-def test_a_bad_depths_value_is_one_line(value):
-    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", "--depths", value],
-                          capture_output=True, text=True)
-    assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [f"bench: --depths {value}: expected iodepths of 1 or more, as 4,8"]
+    assert proc.stderr.splitlines() == [f"bench: {option} {value}: {expected}"]
