@@ -75,7 +75,7 @@ struct uring {
 	int via_ring;		/* else every operation is system calls */
 	/* issue=auto: system calls until they wait (check_waits), then
 	 * the ring, taken between io_us */
-	int watch_waits, ring_due;
+	int watch_waits;
 	unsigned int requests_done;
 	struct mdfio_waits waits;
 };
@@ -181,9 +181,8 @@ static void check_waits(struct uring *ur)
 
 	if (getrusage(RUSAGE_THREAD, &ru))
 		return;
-	/* due at the next io_u */
-	ur->ring_due = mdfio_waits_window(&ur->waits, ru.ru_nvcsw, ru.ru_inblock);
-	ur->watch_waits = !ur->ring_due;
+	/* once due, the switch is made at the next io_u */
+	ur->watch_waits = !mdfio_waits_window(&ur->waits, ru.ru_nvcsw, ru.ru_inblock);
 }
 
 /* Prepares u's request, in flight from the next submission on; or performs
@@ -420,7 +419,7 @@ static int uring_ends_in_start(void *priv)
 {
 	struct uring *ur = priv;
 
-	if (ur->ring_due)
+	if (mdfio_waits_due(&ur->waits))
 		ur->via_ring = 1;
 	return !ur->via_ring;
 }

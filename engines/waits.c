@@ -10,7 +10,7 @@
 
 int mdfio_waits_window(struct mdfio_waits *w, long sleeps, long reads)
 {
-	if (w->in_a_row >= MDFIO_WAITS_IN_A_ROW)
+	if (mdfio_waits_due(w))
 		return 1;
 	if (w->started)
 		w->in_a_row = sleeps - w->sleeps >= SLEEPS &&
@@ -18,5 +18,5 @@ int mdfio_waits_window(struct mdfio_waits *w, long sleeps, long reads)
 	w->started = 1;
 	w->sleeps = sleeps;
 	w->reads = reads;
-	return w->in_a_row >= MDFIO_WAITS_IN_A_ROW;
+	return mdfio_waits_due(w);
 }

@@ -29,4 +29,10 @@ struct mdfio_waits {
  * further and keeps returning 1. */
 int mdfio_waits_window(struct mdfio_waits *w, long sleeps, long reads);
 
+/* What the last window's end returned. */
+static inline int mdfio_waits_due(const struct mdfio_waits *w)
+{
+	return w->in_a_row >= MDFIO_WAITS_IN_A_ROW;
+}
+
 #endif
