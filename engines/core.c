@@ -755,8 +755,10 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	/* a backend that ended every request in start may keep them in
 	 * flight from here on (mdfio-uring's issue=auto once its calls
 	 * wait): only between io_us, as an io_u's units all ended in start */
-	if (j->per_io_u > 1 && j->be->ends_in_start && !j->be->ends_in_start(j->priv))
+	if (j->per_io_u > 1 && j->be->ends_in_start && !j->be->ends_in_start(j->priv)) {
 		j->per_io_u = 1;
+		j->in_start_until = j->next;
+	}
 	/* one call site of unit_start and run_unit, so that both are
 	 * inlined here */
 	for (n = 0;;) {
@@ -897,6 +899,11 @@ static void engine_cleanup(struct thread_data *td)
 	if (j->entered && (j->ph->makes_datasets || j->ph->removes_datasets))
 		td->ts.short_io_u[j->ph->ddir] = j->datasets - j->dsets_done;
 	if (j->entered) {
+		/* a rank's time then mixes two ways of issuing: say where */
+		if (j->in_start_until)
+			mdfio_notice("rank %" PRIu32 " %s: system calls for the first %" PRIu64 " of %" PRIu64 " %ss, the ring for the rest: the calls waited for the device or a server (%s issue=auto)",
+				     j->rank, mdfio_phase_name(j->phase), j->in_start_until, j->units,
+				     j->ph->unit, j->be->name);
 		if (!complete)
 			mdfio_error("rank %" PRIu32 " stopped after %" PRIu64 " of %" PRIu64 " %s units; the namespace is marked as interrupted",
 				  j->rank, j->finished, j->units, mdfio_phase_name(j->phase));

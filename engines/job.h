@@ -169,6 +169,10 @@ struct mdfio_job {
 	 * it failed (see engine_queue) */
 	unsigned int per_io_u;
 	int held_failure, held_done;
+	/* the units handed out before a backend that ended every request in
+	 * start began to keep them in flight (mdfio-uring's issue=auto once
+	 * its calls wait), which the rank reports; else 0 */
+	uint64_t in_start_until;
 	/* recovery: the indices [rec_lo, rec_hi) the status allows objects to
 	 * have (rec_old: a status without steps, taken as the widest), the
 	 * dataset being read and its directory stream */

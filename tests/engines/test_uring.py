@@ -106,22 +106,23 @@ def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_
 
 
 def io_us(tmp_path, root, phase, opts):
-    """(io_us fio queued, fio's JSON total_ios per slot, over its jobs) of
-    one phase run by mdfio-uring: fio's --debug=io prints one 'queue' line
-    per io_u. Its output goes to a file: a write to a full pipe would put
-    the job's thread to sleep, which issue=auto takes for a call that
-    waits."""
+    """(io_us fio queued, fio's JSON total_ios per slot over its jobs, the
+    engine's lines on stderr) of one phase run by mdfio-uring: fio's
+    --debug=io prints one 'queue' line per io_u. Its output goes to files:
+    a write to a full pipe would put the job's thread to sleep, which
+    issue=auto takes for a call that waits."""
     jobfile = tmp_path / f"{phase}.fio"
     jobfile.write_text(job([phase], root, engine="uring", **opts))
-    out_file = tmp_path / f"{phase}.out"
-    with open(out_file, "w") as out:
+    out_file, err_file = tmp_path / f"{phase}.out", tmp_path / f"{phase}.err"
+    with open(out_file, "w") as out, open(err_file, "w") as err:
         subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
-                       stdout=out, env=fio_env(), check=True)
+                       stdout=out, stderr=err, env=fio_env(), check=True)
     out = out_file.read_text()
     # fio's debug lines come first on the same stream as its JSON
     jobs = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
     return (len(re.findall(r" queue: io_u ", out)),
-            {k: sum(j[k]["total_ios"] for j in jobs) for k in ("read", "write", "trim")})
+            {k: sum(j[k]["total_ios"] for j in jobs) for k in ("read", "write", "trim")},
+            [line for line in err_file.read_text().splitlines() if line.startswith("mdfio:")])
 
 
 @pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
@@ -136,9 +137,9 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
     def batches(units):
         return -(-units // per_io_u)
 
-    assert io_us(tmp_path, tmpfs, "precreate", opts) == (batches(D * P), {"read": 0, "write": D * P, "trim": 0})
-    assert io_us(tmp_path, tmpfs, "benchmark", opts) == (batches(D * I), {"read": D * I, "write": 0, "trim": 0})
-    assert io_us(tmp_path, tmpfs, "cleanup", opts) == (batches(D * P), {"read": 0, "write": 0, "trim": D * P})
+    assert io_us(tmp_path, tmpfs, "precreate", opts) == (batches(D * P), {"read": 0, "write": D * P, "trim": 0}, [])
+    assert io_us(tmp_path, tmpfs, "benchmark", opts) == (batches(D * I), {"read": D * I, "write": 0, "trim": 0}, [])
+    assert io_us(tmp_path, tmpfs, "cleanup", opts) == (batches(D * P), {"read": 0, "write": 0, "trim": D * P}, [])
     assert os.listdir(tmpfs) == []
 
 
@@ -162,15 +163,22 @@ def test_auto_makes_system_calls_until_they_wait_for_the_device(loopfs, tmp_path
     opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto",
                 numjobs=ranks, **({"cpus_allowed": cpus} if cpus else {}))
     units = ranks * D * P
-    assert io_us(tmp_path, root, "precreate", opts) == (batched, {"read": 0, "write": units, "trim": 0})
-    assert io_us(tmp_path, root, "benchmark", opts) == (batched, {"read": units, "write": 0, "trim": 0})
+    assert io_us(tmp_path, root, "precreate", opts) == (batched, {"read": 0, "write": units, "trim": 0}, [])
+    assert io_us(tmp_path, root, "benchmark", opts) == (batched, {"read": units, "write": 0, "trim": 0}, [])
     subprocess.run(["sync"], check=True)
     Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    queued, counted = io_us(tmp_path, root, "benchmark", opts)
+    queued, counted, lines = io_us(tmp_path, root, "benchmark", opts)
     assert counted == {"read": units, "write": 0, "trim": 0}
     assert namespace(root) == expected(ranks, D, 2 * P, P)
-    # the first steps came 16 to an io_u, most one each
-    assert units // 2 < queued < units, queued
+    # each rank says how many of its steps came 16 to an io_u before it
+    # took the ring, where the rest came one each: most of them
+    said = [re.fullmatch(r"mdfio: rank (\d+) benchmark: system calls for the first (\d+) of "
+                         rf"{D * P} steps, the ring for the rest: the calls waited for the device "
+                         r"or a server \(mdfio-uring issue=auto\)", line) for line in lines]
+    assert all(said) and sorted(int(m[1]) for m in said) == list(range(ranks)), lines
+    first = [int(m[2]) for m in said]
+    assert all(k % 16 == 0 and 0 < k < D * P // 2 for k in first), first
+    assert queued == sum(k // 16 + D * P - k for k in first), (queued, first)
 
 
 def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
@@ -180,7 +188,7 @@ def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(lo
     root = loopfs("ext4")
     D, P = 2, 20
     opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto", sqthread_poll=1)
-    assert io_us(tmp_path, root, "precreate", opts) == (D * P, {"read": 0, "write": D * P, "trim": 0})
+    assert io_us(tmp_path, root, "precreate", opts) == (D * P, {"read": 0, "write": D * P, "trim": 0}, [])
 
 
 def outcome(run):
