@@ -183,6 +183,20 @@ def loopfs(tmp_path):
 MDW_RANKS = 2
 
 
+# Open MPI as root on one machine, ranks unbound unless a test binds them
+# (--bind-to); the single-copy mechanism needs ptrace rights a container
+# may not grant
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+
+
+def need_mpirun(what="fio runs its ranks under it"):
+    """Skips the test, saying why, without Open MPI's mpirun."""
+    if not shutil.which("mpirun"):
+        pytest.skip(f"mpirun is not installed (openmpi-bin): {what}")
+
+
 @pytest.fixture
 def md_workbench():
     """run(args, cwd) -> the stdout of IOR's md-workbench on MDW_RANKS ranks
@@ -191,13 +205,11 @@ def md_workbench():
     if not exe:
         pytest.skip("md-workbench not found: set MDFIO_MD_WORKBENCH to IOR's md-workbench binary "
                     "or put md-workbench on PATH (tests/fixtures/md-workbench/README.md builds it)")
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not installed (openmpi-bin): md-workbench runs its ranks under it")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    need_mpirun("md-workbench runs its ranks under it")
+    env = dict(os.environ, **MPI_ENV)
 
     def run(args, cwd):
-        proc = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(MDW_RANKS), exe, *args],
+        proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", str(MDW_RANKS), exe, *args],
                               capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr

@@ -5,7 +5,6 @@ mpirun. Ranks, barriers, status and recovery across processes and hosts."""
 import fcntl
 import os
 import re
-import shutil
 import signal
 import socket
 import struct
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, engine_path, expected, fio_env, namespace
+from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, expected, fio_env, namespace, need_mpirun
 from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
@@ -269,19 +268,14 @@ def test_run_info_file_and_a_root_mdfio_made_over_two_hosts(servers, tmpfs, tmp_
     assert info.read_text() == f"pos: {I}\n"
 
 
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
-
-
 def mpirun(np, text, tmp_path, check=None):
     """mpirun -np np fio: one fio per rank, each its own JSON."""
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not installed (openmpi-bin)")
+    need_mpirun()
     job = tmp_path / f"mpi-{len(list(tmp_path.glob('mpi-*.fio')))}.fio"
     job.write_text(text)
     out = job.with_suffix("")
-    env = fio_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                   "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
-    proc = subprocess.run([*MPIRUN, "-np", str(np), "sh", "-c",
+    env = fio_env(MPI_ENV)
+    proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", str(np), "sh", "-c",
                            f'exec fio --output-format=json --output="{out}.$OMPI_COMM_WORLD_RANK.json" "{job}"'],
                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
     assert not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr

@@ -5,14 +5,13 @@ JSON, and the refusals of incomplete or mixed input."""
 import json
 import math
 import re
-import shutil
 import subprocess
 import time
 
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env
+from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env, need_mpirun
 from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
@@ -27,8 +26,6 @@ PHASES = ["precreate", "benchmark", "benchmark", "cleanup"]
 D, P, I = 3, 30, 10
 DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)")
 TIMEOUT = 300
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
-
 
 
 def phase_s(job, slot):
@@ -87,15 +84,13 @@ def four_hosts(tmp_path_factory):
 
 def mpirun(base, np, clones=1, **opts):
     """mpirun -np np fio: one JSON per fio process."""
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not installed (openmpi-bin)")
+    need_mpirun()
     root = base / "root"
     root.mkdir()
     job = base / "mpi.fio"
     job.write_text(jobtext(root, clones, clones, **opts))
-    env = fio_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                   "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
-    proc = subprocess.run([*MPIRUN, "-np", str(np), "sh", "-c",
+    env = fio_env(MPI_ENV)
+    proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", str(np), "sh", "-c",
                            f'exec fio --output-format=json+ --output="{base}/run.$OMPI_COMM_WORLD_RANK.json" "{job}"'],
                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
     assert proc.returncode == 0 and not SANITIZER_REPORT.search(proc.stderr), proc.stdout + proc.stderr
