@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import engine_path, expected, fio_env, job, namespace, run_fio
+from conftest import MPI_ENV, MPIRUN, engine_path, expected, fio_env, job, namespace, need_mpirun, run_fio
 
 OBJECT_CALLS = "newfstatat,stat,statx,open,openat,read,write,close,unlink,unlinkat"
 
@@ -105,24 +105,35 @@ def test_auto_on_xfs_makes_a_cleanup_system_calls_and_the_rest_goes_through_the_
     assert os.listdir(root) == []
 
 
-def io_us(tmp_path, root, phase, opts):
+def io_us(tmp_path, root, phase, opts, mpi=()):
     """(io_us fio queued, fio's JSON total_ios per slot over its jobs, the
-    engine's lines on stderr) of one phase run by mdfio-uring: fio's
-    --debug=io prints one 'queue' line per io_u. Its output goes to files:
-    a write to a full pipe would put the job's thread to sleep, which
-    issue=auto takes for a call that waits."""
+    engine's lines on stderr) of one phase run by mdfio-uring, or by one
+    fio per rank under mpirun with options mpi: fio's --debug=io prints one
+    'queue' line per io_u. Its output goes to files: a write to a full pipe
+    would put the job's thread to sleep, which issue=auto takes for a call
+    that waits."""
     jobfile = tmp_path / f"{phase}.fio"
     jobfile.write_text(job([phase], root, engine="uring", **opts))
-    out_file, err_file = tmp_path / f"{phase}.out", tmp_path / f"{phase}.err"
-    with open(out_file, "w") as out, open(err_file, "w") as err:
-        subprocess.run(["fio", "--debug=io", "--output-format=json", str(jobfile)],
-                       stdout=out, stderr=err, env=fio_env(), check=True)
-    out = out_file.read_text()
-    # fio's debug lines come first on the same stream as its JSON
-    jobs = json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]
-    return (len(re.findall(r" queue: io_u ", out)),
-            {k: sum(j[k]["total_ios"] for j in jobs) for k in ("read", "write", "trim")},
-            [line for line in err_file.read_text().splitlines() if line.startswith("mdfio:")])
+    base = tmp_path / phase
+    fio = (f'exec fio --debug=io --output-format=json "{jobfile}" > "{base}.$R.out" 2> "{base}.$R.err"')
+    if mpi:
+        need_mpirun()
+        subprocess.run([*MPIRUN, *mpi, "sh", "-c", f"R=$OMPI_COMM_WORLD_RANK; {fio}"],
+                       env=fio_env(MPI_ENV), check=True, timeout=300)
+    else:
+        subprocess.run(["sh", "-c", f"R=0; {fio}"], env=fio_env(), check=True)
+    queued, counts, lines = 0, {"read": 0, "write": 0, "trim": 0}, []
+    for out_file in sorted(tmp_path.glob(f"{phase}.*.out")):
+        out = out_file.read_text()
+        # fio's debug lines come first on the same stream as its JSON
+        for j in json.JSONDecoder().raw_decode(out, out.index("\n{\n") + 1)[0]["jobs"]:
+            for k in counts:
+                counts[k] += j[k]["total_ios"]
+        queued += len(re.findall(r" queue: io_u ", out))
+        lines += [line for line in out_file.with_suffix(".err").read_text().splitlines()
+                  if line.startswith("mdfio:")]
+        out_file.unlink()
+    return queued, counts, lines
 
 
 @pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
@@ -179,6 +190,26 @@ def test_auto_makes_system_calls_until_they_wait_for_the_device(loopfs, tmp_path
     first = [int(m[2]) for m in said]
     assert all(k % 16 == 0 and 0 < k < D * P // 2 for k in first), first
     assert queued == sum(k // 16 + D * P - k for k in first), (queued, first)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) != 2 or os.cpu_count() != 2,
+                    reason="the expected choices are those of a host with 2 CPUs, both usable")
+@pytest.mark.parametrize("np,bind,ring", [(1, "none", True), (1, "core", False), (2, "none", False),
+                                          (2, "core", False)])
+def test_auto_under_mpirun_takes_the_ring_only_with_a_cpu_to_spare(loopfs, tmp_path, np, bind, ring):
+    """issue=auto at iodepth 16 under Open MPI's mpirun on 2 CPUs, cache
+    warm: one rank left unbound has a CPU to spare and goes through the
+    ring (one unit per io_u); bound to a core (--bind-to core), or
+    unbound beside another rank (OMPI_COMM_WORLD_LOCAL_SIZE=2), it has
+    none and makes system calls (16 units per io_u)."""
+    root = loopfs("ext4", "128M")
+    D, P = 2, 64
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=16, issue="auto", join_timeout=30)
+    units = np * D * P
+    per_rank = D * P if ring else -(-D * P // 16)
+    got = io_us(tmp_path, root, "precreate", opts, mpi=["--bind-to", bind, "-np", str(np)])
+    assert got == (np * per_rank, {"read": 0, "write": units, "trim": 0}, [])
+    assert namespace(root) == expected(np, D, 0, P)
 
 
 def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
