@@ -118,9 +118,13 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     for t in engines:
         assert t["rows"][0]["engine"] == "mdfio-posix (objects/s)"
         assert all(t["rows"][0][ph] > 0 for ph in phases)
+        # mdfio-uring above iodepth 1 is issue=auto: its ranks that moved
+        # to the ring are counted under the ratios
         assert [r["engine"] for r in t["rows"][1:]] == [
-            *(f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4)), "mdfio-posix, last run ÷ first"]
-        assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
+            *(f"mdfio-{e} qd={q}" for e in ("uring", "aio") for q in (1, 4)),
+            "mdfio-uring qd=4: ranks that took the ring mid-phase", "mdfio-posix, last run ÷ first"]
+        assert all(is_spread(r[ph]) for r in t["rows"][1:] if "mid-phase" not in r["engine"] for ph in phases)
+        assert all(t["rows"][-2][ph]["runs"] == 1 for ph in phases)
     # a cold table's runs drop caches before the benchmark phase, a warm
     # one's do not, and each says how to run it again
     lines = next(out.glob("????-??-??-engines.md")).read_text().splitlines()
@@ -140,8 +144,10 @@ def test_quick_bench_writes_every_section(request, tmp_path):
         assert all(t["rows"][0][ph] > 0 for ph in phases)
         assert [r["engine"] for r in t["rows"][1:]] == [
             *(f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring") for q in (1, 4)),
-            "mdfio-uring qd=4 issue=auto", "mdfio-posix, last run ÷ first"]
-        assert all(is_spread(r[ph]) for r in t["rows"][1:] for ph in phases)
+            "mdfio-uring qd=4 issue=auto", "mdfio-uring qd=4 issue=auto: ranks that took the ring mid-phase",
+            "mdfio-posix, last run ÷ first"]
+        assert all(is_spread(r[ph]) for r in t["rows"][1:] if "mid-phase" not in r["engine"] for ph in phases)
+        assert all(t["rows"][-2][ph]["runs"] == 1 for ph in phases)
 
     scaling = rows(docs["scaling"], "Scaling")
     assert [(r["fs"], r["processes"], r["objects"]) for r in scaling] == [("tmpfs", n, total) for total in (200, 400)
@@ -270,16 +276,16 @@ def test_a_run_stopped_by_sigterm_leaves_no_mount_loop_device_cgroup_or_setting(
         assert min_free.read_text() == before
 
 
-def quick_uring_issue(tmp_path, *args):
-    """The result file of bench/run --quick --only uring-issue on tmpfs with
+def quick_uring_issue(tmp_path, *args, fs="tmpfs"):
+    """The result file of bench/run --quick --only uring-issue on fs with
     args."""
-    need_root("bench/run mounts tmpfs")
+    need_root(f"bench/run mounts {fs}")
     if io_uring_missing():
         pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     out = tmp_path / "results"
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "uring-issue", "--engine-fs",
-                           "tmpfs", *args, "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
+                           fs, *args, "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     [md] = out.glob("????-??-??-uring-issue.md")
     return md
@@ -293,8 +299,9 @@ def test_depths_runs_only_those_rows_and_says_so_in_reproduce(tmp_path):
     file can be made again."""
     md = quick_uring_issue(tmp_path, "--depths", "2,3")
     [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
+    runs = [f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring", "auto") for q in (2, 3)]
     assert [r["engine"] for r in table["rows"][1:-1]] == [
-        f"mdfio-uring qd={q} issue={how}" for how in ("syscall", "ring", "auto") for q in (2, 3)]
+        *runs, *(f"{run}: ranks that took the ring mid-phase" for run in runs[-2:])]
     assert "Reproduce: `bench/run --only uring-issue --engine-fs tmpfs --depths 2,3 --rounds 1 --quick`" \
         in md.read_text()
 
@@ -309,6 +316,27 @@ def test_ranks_share_the_objects_of_one_and_the_reproduce_line_names_them(tmp_pa
         in text
     assert "Reproduce: `bench/run --only uring-issue --engine-fs tmpfs --depths 2 --ranks 2 --rounds 1 --quick`" \
         in text
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_a_rank_that_took_the_ring_mid_phase_is_counted_under_its_row(tmp_path):
+    """On ext4 with its cache dropped, issue=auto at iodepth 4 starts its
+    benchmark with system calls, which wait for the device, and moves to
+    the ring during it: the row under auto's says so, with the share of
+    steps made before, in the Markdown and the JSON. Its precreate and
+    cleanup (200 requests each, fewer than the 4 windows of 64 that a
+    switch needs) and the tmpfs run (system calls there) never move."""
+    md = quick_uring_issue(tmp_path, "--depths", "4", "--cache", "cold", fs="ext4")
+    [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
+    [row] = [r for r in table["rows"] if r["engine"].endswith("ranks that took the ring mid-phase")]
+    assert row["engine"] == "mdfio-uring qd=4 issue=auto: ranks that took the ring mid-phase"
+    assert row["precreate"] == row["cleanup"] == {"runs": 1, "switched_after": []}
+    [share] = row["benchmark"]["switched_after"]
+    assert row["benchmark"]["runs"] == 1 and 0 < share < 1, row
+    assert f"| 0 of 1 | 1 of 1 (after {share:.0%}) | 0 of 1 |" in md.read_text()
+    text = quick_uring_issue(tmp_path / "tmpfs", "--depths", "4").read_text()
+    assert "| mdfio-uring qd=4 issue=auto: ranks that took the ring mid-phase | 0 of 1 | 0 of 1 | 0 of 1 |" in text
 
 
 @pytest.mark.parametrize("option,value,expected", [
