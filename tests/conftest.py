@@ -153,6 +153,21 @@ def tmpfs():
 
 
 @pytest.fixture
+def fusefs(tmpfs, tmp_path):
+    """bindfs's FUSE mirror of a fresh tmpfs: every call a request to a
+    daemon, as on a FUSE mount of an object store."""
+    if not shutil.which("bindfs"):
+        pytest.skip("bindfs is not installed (./setup installs it)")
+    mnt = tmp_path / "fuse"
+    mnt.mkdir()
+    proc = subprocess.run(["bindfs", str(tmpfs), str(mnt)], capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip(f"cannot mount bindfs (FUSE): {proc.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+@pytest.fixture
 def loopfs(tmp_path):
     """make(fstype, size) -> mount point of a loop-mounted file system."""
     need_root("mounts loop devices")

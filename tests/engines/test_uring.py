@@ -212,6 +212,28 @@ def test_auto_under_mpirun_takes_the_ring_only_with_a_cpu_to_spare(loopfs, tmp_p
     assert namespace(root) == expected(np, D, 0, P)
 
 
+@pytest.mark.parametrize("iodepth,ranks,cpus", [
+    (4, 1, None),
+    pytest.param(16, 2, "0-1", marks=needs_two_cpus),
+], ids=["iodepth 4", "iodepth 16, 2 ranks on 2 CPUs"])
+def test_auto_on_fuse_takes_the_ring_once_calls_sleep(fusefs, tmp_path, iodepth, ranks, cpus):
+    """On a FUSE file system (bindfs) the thread reads no block device, so
+    its sleeps alone count: each call waits for the daemon's reply, every
+    window of 64 requests waits, and each rank of a precreate moves to the
+    ring at the first io_u after its 4th window, at create 272 (17 io_us of
+    16): 4 windows end at request 256, whose io_u holds creates 256..271."""
+    D, P = 2, 300
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto", numjobs=ranks,
+                **({"cpus_allowed": cpus} if cpus else {}))
+    queued, counted, lines = io_us(tmp_path, fusefs, "precreate", opts)
+    assert counted == {"read": 0, "write": ranks * D * P, "trim": 0}
+    assert sorted(lines) == [f"mdfio: rank {r} precreate: system calls for the first 272 of {D * P} creates, the "
+                             f"ring for the rest: the calls waited for the device or a server (mdfio-uring "
+                             f"issue=auto)" for r in range(ranks)]
+    assert queued == ranks * (272 // 16 + D * P - 272)
+    assert namespace(fusefs) == expected(ranks, D, 0, P)
+
+
 def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
     """With sqthread_poll=1, issue=auto below iodepth 8 goes through the
     ring from the first unit: a polling thread set up for system calls
