@@ -4,6 +4,7 @@ never asserted here; bench/run itself measures it."""
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -339,9 +340,31 @@ def test_a_rank_that_took_the_ring_mid_phase_is_counted_under_its_row(tmp_path):
     assert "| mdfio-uring qd=4 issue=auto: ranks that took the ring mid-phase | 0 of 1 | 0 of 1 | 0 of 1 |" in text
 
 
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_fuse_runs_on_bindfs_where_auto_moves_to_the_ring_on_sleeps_alone(tmp_path):
+    """--engine-fs fuse runs on bindfs over a tmpfs, one table with no cache
+    variants; there every call sleeps on the daemon's reply, reads no
+    block device, and issue=auto's benchmark (800 requests) moves to the
+    ring; its precreate and cleanup (200 each) are too short to."""
+    if not shutil.which("bindfs"):
+        pytest.skip("bindfs is not installed (./setup installs it)")
+    md = quick_uring_issue(tmp_path, "--depths", "4", fs="fuse")
+    [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
+    assert table["title"].startswith("mdfio-uring's issue=syscall, issue=ring and issue=auto on fuse:")
+    assert "bindfs (FUSE) over tmpfs" in md.read_text()
+    [row] = [r for r in table["rows"] if r["engine"].endswith("ranks that took the ring mid-phase")]
+    assert row["precreate"] == row["cleanup"] == {"runs": 1, "switched_after": []}
+    assert row["benchmark"]["runs"] == 1 and len(row["benchmark"]["switched_after"]) == 1, row
+    # the bindfs mount and the tmpfs under it are gone
+    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if "/mdfio-fuse-" in line]
+
+
 @pytest.mark.parametrize("option,value,expected", [
     *(("--ranks", v, "expected a number of ranks, 1 or more") for v in ("0", "x", "", "\u00b2")),
     *(("--depths", v, "expected iodepths of 1 or more, as 4,8") for v in ("4,x", "0", "", "4,,8")),
+    *(("--engine-fs", v, "expected some of tmpfs, ext4, xfs and fuse, each once, as tmpfs,xfs")
+      for v in ("nfs", "", "tmpfs,,xfs", "xfs,xfs")),
 ])
 def test_a_bad_ranks_or_depths_value_is_one_line(option, value, expected):
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", option, value],
