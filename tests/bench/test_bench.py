@@ -335,7 +335,7 @@ def test_a_rank_that_took_the_ring_mid_phase_is_counted_under_its_row(tmp_path):
     assert row["precreate"] == row["cleanup"] == {"runs": 1, "switched_after": []}
     [share] = row["benchmark"]["switched_after"]
     assert row["benchmark"]["runs"] == 1 and 0 < share < 1, row
-    assert f"| 0 of 1 | 1 of 1 (after {share:.0%}) | 0 of 1 |" in md.read_text()
+    assert f"| 0 of 1 | 1 of 1 (after {share:.1%}) | 0 of 1 |" in md.read_text()
     text = quick_uring_issue(tmp_path / "tmpfs", "--depths", "4").read_text()
     assert "| mdfio-uring qd=4 issue=auto: ranks that took the ring mid-phase | 0 of 1 | 0 of 1 | 0 of 1 |" in text
 
