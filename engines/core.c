@@ -757,7 +757,10 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	 * wait): only between io_us, as an io_u's units all ended in start */
 	if (j->per_io_u > 1 && j->be->ends_in_start && !j->be->ends_in_start(j->priv)) {
 		j->per_io_u = 1;
-		j->in_start_until = j->next;
+		/* fio may ask once more after the last unit (a time limit
+		 * lowered the phase's units): nothing is left to switch */
+		if (j->next < j->units)
+			j->in_start_until = j->next;
 	}
 	/* one call site of unit_start and run_unit, so that both are
 	 * inlined here */
@@ -899,8 +902,10 @@ static void engine_cleanup(struct thread_data *td)
 	if (j->entered && (j->ph->makes_datasets || j->ph->removes_datasets))
 		td->ts.short_io_u[j->ph->ddir] = j->datasets - j->dsets_done;
 	if (j->entered) {
-		/* a rank's time then mixes two ways of issuing: say where */
-		if (j->in_start_until)
+		/* a rank's time then mixes two ways of issuing: say where,
+		 * if a unit did end through the ring (not when a failed
+		 * create stopped the rank at the switch) */
+		if (j->in_start_until && j->finished > j->in_start_until)
 			mdfio_notice("rank %" PRIu32 " %s: system calls for the first %" PRIu64 " of %" PRIu64 " %ss, the ring for the rest: the calls waited for the device or a server (%s issue=auto)",
 				     j->rank, mdfio_phase_name(j->phase), j->in_start_until, j->units,
 				     j->ph->unit, j->be->name);
