@@ -349,15 +349,16 @@ def test_fuse_runs_on_bindfs_where_auto_moves_to_the_ring_on_sleeps_alone(tmp_pa
     ring; its precreate and cleanup (200 each) are too short to."""
     if not shutil.which("bindfs"):
         pytest.skip("bindfs is not installed (./setup installs it)")
-    md = quick_uring_issue(tmp_path, "--depths", "4", fs="fuse")
+    md = quick_uring_issue(tmp_path, "--depths", "4", "--workdir", str(tmp_path), fs="fuse")
     [table] = json.loads(md.with_suffix(".json").read_text())["tables"]
     assert table["title"].startswith("mdfio-uring's issue=syscall, issue=ring and issue=auto on fuse:")
     assert "bindfs (FUSE) over tmpfs" in md.read_text()
     [row] = [r for r in table["rows"] if r["engine"].endswith("ranks that took the ring mid-phase")]
     assert row["precreate"] == row["cleanup"] == {"runs": 1, "switched_after": []}
     assert row["benchmark"]["runs"] == 1 and len(row["benchmark"]["switched_after"]) == 1, row
-    # the bindfs mount and the tmpfs under it are gone
-    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if "/mdfio-fuse-" in line]
+    # the bindfs mount and the tmpfs under it are gone, and their directories
+    assert str(tmp_path) not in Path("/proc/self/mounts").read_text()
+    assert not list(tmp_path.glob("mdfio-fuse-*"))
 
 
 @pytest.mark.parametrize("option,value,expected", [
@@ -366,7 +367,7 @@ def test_fuse_runs_on_bindfs_where_auto_moves_to_the_ring_on_sleeps_alone(tmp_pa
     *(("--engine-fs", v, "expected some of tmpfs, ext4, xfs and fuse, each once, as tmpfs,xfs")
       for v in ("nfs", "", "tmpfs,,xfs", "xfs,xfs")),
 ])
-def test_a_bad_ranks_or_depths_value_is_one_line(option, value, expected):
+def test_a_bad_ranks_depths_or_engine_fs_value_is_one_line(option, value, expected):
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--only", "uring-issue", option, value],
                           capture_output=True, text=True)
     assert proc.returncode == 2
