@@ -164,7 +164,7 @@ def fusefs(tmpfs, tmp_path):
     if proc.returncode:
         pytest.skip(f"cannot mount bindfs (FUSE): {proc.stderr.strip()}")
     yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.fixture

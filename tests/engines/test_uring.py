@@ -118,10 +118,11 @@ def io_us(tmp_path, root, phase, opts, mpi=()):
     fio = (f'exec fio --debug=io --output-format=json "{jobfile}" > "{base}.$R.out" 2> "{base}.$R.err"')
     if mpi:
         need_mpirun()
-        subprocess.run([*MPIRUN, *mpi, "sh", "-c", f"R=$OMPI_COMM_WORLD_RANK; {fio}"],
-                       env=fio_env(MPI_ENV), check=True, timeout=300)
+        proc = subprocess.run([*MPIRUN, *mpi, "sh", "-c", f"R=$OMPI_COMM_WORLD_RANK; {fio}"],
+                              env=fio_env(MPI_ENV), capture_output=True, text=True, timeout=300)
     else:
-        subprocess.run(["sh", "-c", f"R=0; {fio}"], env=fio_env(), check=True)
+        proc = subprocess.run(["sh", "-c", f"R=0; {fio}"], env=fio_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr + "".join(f.read_text() for f in tmp_path.glob(f"{phase}.*.err"))
     queued, counts, lines = 0, {"read": 0, "write": 0, "trim": 0}, []
     for out_file in sorted(tmp_path.glob(f"{phase}.*.out")):
         out = out_file.read_text()
