@@ -487,7 +487,10 @@ static int cpu_to_spare(struct thread_data *td)
  * So, system calls:
  * - at iodepth 1, where nothing can overlap;
  * - on tmpfs and ramfs, whose calls never wait and cost less than a
- *   handoff;
+ *   handoff, unless AUTO_MEMORY_RING_DEPTH units are in flight and the
+ *   host has a CPU to spare: then the workers' calls beside the job's
+ *   thread outweigh their handoffs, as on a block file system from
+ *   AUTO_RING_DEPTH;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
@@ -499,14 +502,17 @@ static int cpu_to_spare(struct thread_data *td)
  * of bench/run --only uring-issue. */
 enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING };
 #define AUTO_RING_DEPTH 8u
+#define AUTO_MEMORY_RING_DEPTH 64u
 
 static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 				     const struct statfs *fs)
 {
 	struct uring_options *o = td->eo;
 
-	if (n == 1 || fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
+	if (n == 1)
 		return SYSCALLS;
+	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
+		return n >= AUTO_MEMORY_RING_DEPTH && cpu_to_spare(td) ? RING : SYSCALLS;
 	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
 		return SYSCALLS;
 	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && cpu_to_spare(td)))
@@ -618,7 +624,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs below iodepth 64 or without a CPU to spare, and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

@@ -155,6 +155,23 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
     assert os.listdir(tmpfs) == []
 
 
+@pytest.mark.parametrize("iodepth,cpus,ring", [
+    pytest.param(64, "0-1", True, marks=needs_two_cpus),
+    pytest.param(32, "0-1", False, marks=needs_two_cpus),
+    pytest.param(64, "0", False, marks=needs_cpus(0)),
+], ids=["iodepth 64 on 2 CPUs", "iodepth 32 on 2 CPUs", "iodepth 64 on 1 CPU"])
+def test_auto_on_tmpfs_takes_the_ring_from_iodepth_64_with_a_cpu_to_spare(tmpfs, tmp_path, iodepth, cpus, ring):
+    """On tmpfs issue=auto makes system calls (16 units per io_u), but from
+    iodepth 64 where the job has a CPU to spare for io_uring's workers,
+    where every unit goes through the ring (one per io_u)."""
+    D, P = 2, 200
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto", cpus_allowed=cpus)
+    for phase, slot in (("precreate", "write"), ("benchmark", "read"), ("cleanup", "trim")):
+        counts = {"read": 0, "write": 0, "trim": 0, slot: D * P}
+        assert io_us(tmp_path, tmpfs, phase, opts) == (D * P if ring else -(-D * P // 16), counts, []), phase
+    assert os.listdir(tmpfs) == []
+
+
 @pytest.mark.parametrize("iodepth,ranks,cpus", [
     (4, 1, None),
     pytest.param(16, 1, "0", marks=needs_cpus(0)),
