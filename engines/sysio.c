@@ -65,19 +65,22 @@ static int transfer(long nr, int fd, const void *buf, size_t size)
 	return 0;
 }
 
-static int open_transfer_close(struct mdfio_req *req)
+int mdfio_sys_transfer_close(int fd, struct mdfio_req *req)
 {
 	int create = req->op == MDFIO_OP_CREATE;
-	int fd = create ? mdfio_sys_open_create(req->dfd, req->name, 0)
-			: mdfio_sys_open_read(req->dfd, req->name, 0);
-	int err, cerr;
+	int err = transfer(create ? SYS_write : SYS_read, fd, req->buf, req->size);
+	int cerr = mdfio_sys_close(fd);
 
-	if (fd < 0)
-		return errno;
-	err = transfer(create ? SYS_write : SYS_read, fd, req->buf, req->size);
-	cerr = mdfio_sys_close(fd);
 	/* a failed close of a new object loses its data; of a read, nothing */
 	return err ? err : create ? cerr : 0;
+}
+
+static int open_transfer_close(struct mdfio_req *req)
+{
+	int fd = req->op == MDFIO_OP_CREATE ? mdfio_sys_open_create(req->dfd, req->name, 0)
+					    : mdfio_sys_open_read(req->dfd, req->name, 0);
+
+	return fd < 0 ? errno : mdfio_sys_transfer_close(fd, req);
 }
 
 int mdfio_sys_perform(struct mdfio_req *req)

@@ -8,6 +8,9 @@
 
 /* Performs req; returns its errno value (0: done). */
 int mdfio_sys_perform(struct mdfio_req *req);
+/* The rest of a read or create whose object fd is open: its transfer and
+ * the close (fd is closed either way); 0 or an errno value. */
+int mdfio_sys_transfer_close(int fd, struct mdfio_req *req);
 
 /* Object calls: name is a single name in the open directory dfd, and no
  * call follows a symlink (an object replaced by one fails to open with

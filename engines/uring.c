@@ -73,6 +73,10 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
+	/* reads and creates: the ring opens the object (a plain
+	 * descriptor), the job's thread reads or writes it and closes it
+	 * with system calls (issue=auto on a memory file system) */
+	int transfer_by_calls;
 	/* issue=auto: system calls until they wait (check_waits), then
 	 * the ring, taken between io_us */
 	int watch_waits;
@@ -142,6 +146,8 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	} else if (r->op == MDFIO_OP_DELETE) {
 		sqe = sqe_for(ur, s, TAG_ONE);
 		io_uring_prep_unlinkat(sqe, r->dfd, r->name, 0);
+	} else if (ur->transfer_by_calls) {
+		prep_open(sqe_for(ur, s, TAG_OPEN), r, 0, 0);
 	} else if (ur->linked) {
 		sqe = sqe_for(ur, s, TAG_OPEN);
 		prep_open(sqe, r, 1, u->index);
@@ -254,6 +260,10 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 			r->st_size = s->stx.stx_size;
 		return 1;
 	}
+	if (ur->transfer_by_calls) {
+		r->err = res < 0 ? -res : mdfio_sys_transfer_close(res, r);
+		return 1;
+	}
 	if (ur->linked) {
 		/* only the close, or the call that failed, completes; a
 		 * short transfer fails the chain */
@@ -302,8 +312,9 @@ static unsigned int reap(struct uring *ur)
 		n++;
 		if (UD_GEN(ud) != s->gen || !complete(ur, s, UD_TAG(ud), cqe->res))
 			continue;
-		/* one clock read stands for all completions seen together */
-		if (!now)
+		/* one clock read stands for all completions seen together,
+		 * but a unit that just made system calls ends after them */
+		if (!now || (ur->transfer_by_calls && UD_TAG(ud) == TAG_OPEN))
 			now = mdfio_now();
 		ended += mdfio_req_done(ur->td, s->u, now);
 	}
@@ -456,12 +467,13 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
-/* Whether the job's thread may run on more CPUs than there are ranks
- * sharing them: one left for io_uring's workers. Ranks bound to some of
+/* The CPUs per rank that the ranks sharing the job's CPUs leave to
+ * io_uring's workers: at least 1 where the job's thread may run on more
+ * CPUs than there are ranks sharing them, else 0. Ranks bound to some of
  * the host's CPUs (fio's cpus_allowed, a launcher's binding) share them
  * with this fio's clones only; unbound ones, with every rank on the host.
  * A cgroup's CPU quota is not seen. */
-static int cpu_to_spare(struct thread_data *td)
+static unsigned int spare_cpus(struct thread_data *td)
 {
 	long conf = sysconf(_SC_NPROCESSORS_CONF), online = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t size = CPU_ALLOC_SIZE(conf > 0 ? conf : 1);
@@ -476,33 +488,41 @@ static int cpu_to_spare(struct thread_data *td)
 	CPU_FREE(cpus);
 	sharing = online > 0 && mine < (unsigned long)online ? mdfio_job_clones(td)
 							     : mdfio_job_ranks_here(td);
-	return mine > sharing;
+	if (mine <= sharing)
+		return 0;
+	return (mine - sharing) / sharing ? (mine - sharing) / sharing : 1;
 }
 
 /* issue=auto's choice. Through the ring the kernel hands statx, unlinkat
  * and a creating openat to an io-wq worker thread, which pays on a block
  * file system once enough units are in flight to keep workers busy on a
  * CPU the ranks leave idle, with its cache cold or warm, or once the calls
- * wait for the device; and only adds the handoff to tmpfs's cheap calls.
+ * wait for the device. On tmpfs and ramfs, whose calls never wait, it also
+ * hands every read and write to a worker (their files cannot be read or
+ * written without blocking, IOCB_NOWAIT), where the copy costs less than
+ * the handoff.
  * So, system calls:
  * - at iodepth 1, where nothing can overlap;
- * - on tmpfs and ramfs, whose calls never wait and cost less than a
- *   handoff, unless AUTO_MEMORY_RING_DEPTH units are in flight and the
- *   host has a CPU to spare: then the workers' calls beside the job's
- *   thread outweigh their handoffs, as on a block file system from
- *   AUTO_RING_DEPTH;
+ * - on tmpfs and ramfs below AUTO_RING_DEPTH or with no CPU to spare, and
+ *   in their cleanup (deletes only) below AUTO_MEMORY_DELETE_DEPTH;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
  * and the ring with sqthread_poll=1, whose polling thread would take a CPU
- * while the job makes system calls. Elsewhere the ring from
+ * while the job makes system calls. Elsewhere on tmpfs and ramfs the ring
+ * for the calls a worker makes anyway (stat, delete, open), with the reads
+ * and writes (and closes) by system calls from the job's thread, which
+ * then works beside as many workers as the ranks leave CPUs to spare: more
+ * would contend with it and with each other for the CPUs and the
+ * datasets' directories; a cleanup has no such work of its own and gains
+ * from every worker. Elsewhere the ring from
  * AUTO_RING_DEPTH on where the host has a CPU to spare, and otherwise
  * system calls until they wait (check_waits). Deciding per operation from
  * whether sampled calls slept lost to the ring there; each rule is a row
  * of bench/run --only uring-issue. */
-enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING };
+enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING, RING_OPENS };
 #define AUTO_RING_DEPTH 8u
-#define AUTO_MEMORY_RING_DEPTH 64u
+#define AUTO_MEMORY_DELETE_DEPTH 64u
 
 static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 				     const struct statfs *fs)
@@ -511,11 +531,16 @@ static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 
 	if (n == 1)
 		return SYSCALLS;
-	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
-		return n >= AUTO_MEMORY_RING_DEPTH && cpu_to_spare(td) ? RING : SYSCALLS;
+	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC) {
+		if (n < AUTO_RING_DEPTH || !spare_cpus(td))
+			return SYSCALLS;
+		if (mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+			return n >= AUTO_MEMORY_DELETE_DEPTH ? RING : SYSCALLS;
+		return RING_OPENS;
+	}
 	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
 		return SYSCALLS;
-	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && cpu_to_spare(td)))
+	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && spare_cpus(td)))
 		return RING;
 	return SYSCALLS_UNTIL_WAITING;
 }
@@ -560,7 +585,8 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		struct statfs fs;
 		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs);
 
-		ur->via_ring = c == RING;
+		ur->via_ring = c == RING || c == RING_OPENS;
+		ur->transfer_by_calls = c == RING_OPENS;
 		ur->watch_waits = c == SYSCALLS_UNTIL_WAITING;
 		ur->waits.reads_count = ur->watch_waits && reads_count(&fs, root_fd);
 	} else {
@@ -570,6 +596,9 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	 * feature: it runs on a kernel that lacks them */
 	if (!ur->via_ring && !ur->watch_waits)
 		return 0;
+	/* a plain descriptor and the job's own buffers */
+	if (ur->transfer_by_calls)
+		ur->linked = ur->regbufs = 0;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = 1000;	/* ms */
@@ -588,6 +617,14 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
 		return 1;
+	if (ur->transfer_by_calls) {
+		/* at most that many bound workers (statx, unlinkat and openat
+		 * are bound work); a kernel that cannot cap them (before
+		 * Linux 5.15) runs as many as io_uring starts */
+		unsigned int workers[2] = { spare_cpus(td), 0 };
+
+		io_uring_register_iowq_max_workers(&ur->ring, workers);
+	}
 	return 0;
 }
 
@@ -624,7 +661,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, on tmpfs or ramfs below iodepth 64 or without a CPU to spare, and in a cleanup on xfs; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, in a cleanup on xfs, and on tmpfs or ramfs below iodepth 8, without a CPU to spare, or in a cleanup below iodepth 64; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them, on tmpfs and ramfs for all but the reads, writes and closes; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 

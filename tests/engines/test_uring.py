@@ -1,8 +1,10 @@
 """What only mdfio-uring promises: with issue=ring every object call goes
 through the ring, with issue=syscall none, and issue=auto makes system
-calls at iodepth 1, on tmpfs and in a cleanup on xfs, goes through the ring
-from iodepth 8 where the job has more CPUs than the host has ranks, and
-elsewhere makes system calls until they wait for the device; every choice
+calls at iodepth 1, in a cleanup on xfs, and on tmpfs below iodepth 8 or
+without a CPU to spare (and in its cleanup below 64); from iodepth 8 where
+the job has more CPUs than the host has ranks it goes through the ring
+(on tmpfs, for all but the transfers and closes), and elsewhere makes
+system calls until they wait for the device; every choice
 performs the same calls with the same results;
 each kernel feature it uses can be switched, and a kernel that lacks one
 is refused at job start with one line."""
@@ -17,6 +19,8 @@ import pytest
 
 from conftest import MPI_ENV, MPIRUN, engine_path, expected, fio_env, job, namespace, need_mpirun, run_fio
 
+# job()'s object size
+OBJECT_SIZE = 3901
 OBJECT_CALLS = "newfstatat,stat,statx,open,openat,read,write,close,unlink,unlinkat"
 
 def needs_cpus(*cpus):
@@ -65,14 +69,19 @@ def object_calls(lines):
     return calls
 
 
-@pytest.mark.parametrize("issue,iodepth", [("syscall", 8), ("auto", 1), ("auto", 8)])
-def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_path, issue, iodepth):
+@pytest.mark.parametrize("issue,iodepth,cpus", [
+    ("syscall", 8, None), ("auto", 1, None), ("auto", 4, None),
+    pytest.param("auto", 16, "0", marks=needs_cpus(0)),
+], ids=["syscall", "auto at iodepth 1", "auto at iodepth 4", "auto at iodepth 16 on 1 CPU"])
+def test_issued_as_system_calls_no_object_call_goes_through_the_ring(tmpfs, tmp_path, issue, iodepth, cpus):
     """issue=syscall always, issue=auto at iodepth 1 (where a call handed to
-    a worker could overlap with nothing) and on tmpfs (where no call waits
-    for a device): mdfio-posix's calls, one per object call, and no ring is
-    set up (so no io_uring feature is needed)."""
+    a worker could overlap with nothing) and on tmpfs below iodepth 8 or
+    with no CPU to spare (where no call waits for a device): mdfio-posix's
+    calls, one per object call, and no ring is set up (so no io_uring
+    feature is needed)."""
     d, p = 2, 20
-    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=iodepth, issue=issue)
+    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=iodepth, issue=issue,
+                **({"cpus_allowed": cpus} if cpus else {}))
     want = {"precreate": {"openat": d * p, "write": d * p, "close": d * p},
             "benchmark": {"newfstatat": d * p, "openat": 2 * d * p, "read": d * p, "write": d * p,
                           "close": 2 * d * p, "unlinkat": d * p},
@@ -137,7 +146,7 @@ def io_us(tmp_path, root, phase, opts, mpi=()):
     return queued, counts, lines
 
 
-@pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 8, 16), ("ring", 8, 1)])
+@pytest.mark.parametrize("issue,iodepth,per_io_u", [("syscall", 8, 16), ("auto", 4, 16), ("ring", 8, 1)])
 def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path, issue, iodepth, per_io_u):
     """Issued as system calls, every unit ends inside fio's queue call, so an
     io_u carries up to 16 units, as mdfio-posix's do (fio's own cycle per
@@ -155,20 +164,42 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
     assert os.listdir(tmpfs) == []
 
 
-@pytest.mark.parametrize("iodepth,cpus,ring", [
-    pytest.param(64, "0-1", True, marks=needs_two_cpus),
-    pytest.param(32, "0-1", False, marks=needs_two_cpus),
-    pytest.param(64, "0", False, marks=needs_cpus(0)),
-], ids=["iodepth 64 on 2 CPUs", "iodepth 32 on 2 CPUs", "iodepth 64 on 1 CPU"])
-def test_auto_on_tmpfs_takes_the_ring_from_iodepth_64_with_a_cpu_to_spare(tmpfs, tmp_path, iodepth, cpus, ring):
-    """On tmpfs issue=auto makes system calls (16 units per io_u), but from
-    iodepth 64 where the job has a CPU to spare for io_uring's workers,
-    where every unit goes through the ring (one per io_u)."""
-    D, P = 2, 200
-    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto", cpus_allowed=cpus)
-    for phase, slot in (("precreate", "write"), ("benchmark", "read"), ("cleanup", "trim")):
-        counts = {"read": 0, "write": 0, "trim": 0, slot: D * P}
-        assert io_us(tmp_path, tmpfs, phase, opts) == (D * P if ring else -(-D * P // 16), counts, []), phase
+def transfers(lines):
+    """{read/write: count} of the system calls that move a whole object
+    (OBJECT_SIZE bytes)."""
+    calls = {}
+    for line in lines:
+        m = re.search(rf"^\d+\s+(read|write)\(\d+, .*, {OBJECT_SIZE}\) = {OBJECT_SIZE}$", line)
+        if m:
+            calls[m.group(1)] = calls.get(m.group(1), 0) + 1
+    return calls
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("iodepth", [8, 64])
+def test_auto_on_tmpfs_opens_through_the_ring_and_transfers_by_system_calls(tmpfs, tmp_path, iodepth):
+    """issue=auto on tmpfs from iodepth 8, one rank on 2 CPUs: stats,
+    deletes and opens go through the ring, and the job's thread reads or
+    writes each object and closes it with system calls, beside one io_uring
+    worker (the CPU it leaves to spare); the ring has neither direct
+    descriptors nor registered buffers. A cleanup (deletes only) makes
+    unlinkat calls below iodepth 64 and goes through the ring from there."""
+    d, p = 2, 20
+    opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p, iodepth=iodepth, issue="auto", cpus_allowed="0-1")
+    want = {"precreate": {"write": d * p}, "benchmark": {"read": d * p, "write": d * p}, "cleanup": {}}
+    for phase in ("precreate", "benchmark", "cleanup"):
+        lines = traced(tmpfs, tmp_path, opts, phase)
+        deletes_by_calls = phase == "cleanup" and iodepth < 64
+        assert object_calls(lines) == ({"unlinkat": d * p} if deletes_by_calls else {}), phase
+        assert transfers(lines) == want[phase], phase
+        assert any("io_uring_enter(" in l for l in lines) == (not deletes_by_calls), phase
+        registered = [l for l in lines if "io_uring_register(" in l]
+        capped = [l for l in registered if "IORING_REGISTER_IOWQ_MAX_WORKERS" in l]
+        if phase == "cleanup":
+            assert capped == [], phase
+        else:
+            assert not [l for l in registered if "REGISTER_FILES" in l or "REGISTER_BUFFERS" in l], phase
+            assert len(capped) == 1 and "[[IO_WQ_BOUND]=1, [IO_WQ_UNBOUND]=0]" in capped[0], (phase, capped)
     assert os.listdir(tmpfs) == []
 
 
@@ -278,8 +309,9 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
     """The same cycle, with a stat that fails (a missing object), a read that
     fails (a symlink, not followed), and cleanup deletes that fail (the
     object that failed stat never replaced, one more removed), through the ring, as system calls and as issue=auto
-    chooses (on xfs: the cleanup as system calls, the rest through the ring),
-    at iodepth 1 and 8: identical namespaces, counts, error lines and
+    chooses (on xfs: the cleanup as system calls, the rest through the ring;
+    on tmpfs with a CPU to spare: the ring's opens and the job's thread's
+    transfers), at iodepth 1 and 8: identical namespaces, counts, error lines and
     latency samples, and the symlink's target untouched."""
     d, p = 2, 24
     base = tmpfs if fs == "tmpfs" else loopfs(fs, "320M")
