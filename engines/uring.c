@@ -77,6 +77,9 @@ struct uring {
 	 * descriptor), the job's thread reads or writes it and closes it
 	 * with system calls (issue=auto on a memory file system) */
 	int transfer_by_calls;
+	/* and in a cleanup, one delete in own_deletes is an unlinkat from
+	 * the job's thread, which has no transfer to make there */
+	unsigned int own_deletes, deletes;
 	/* issue=auto: system calls until they wait (check_waits), then
 	 * the ring, taken between io_us */
 	int watch_waits;
@@ -201,7 +204,7 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	/* a new generation either way: the ring may still hold completions
 	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
-	if (!ur->via_ring) {
+	if (!ur->via_ring || (ur->own_deletes && !(ur->deletes++ % ur->own_deletes))) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
 		if (ur->watch_waits && !(ur->requests_done++ % MDFIO_WAITS_WINDOW))
@@ -503,8 +506,7 @@ static unsigned int spare_cpus(struct thread_data *td)
  * the handoff.
  * So, system calls:
  * - at iodepth 1, where nothing can overlap;
- * - on tmpfs and ramfs below AUTO_RING_DEPTH or with no CPU to spare, and
- *   in their cleanup (deletes only) below AUTO_MEMORY_DELETE_DEPTH;
+ * - on tmpfs and ramfs below AUTO_RING_DEPTH or with no CPU to spare;
  * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
  *   directory at a time, and handed to workers they contend for it and
  *   lose to one thread's unlinks;
@@ -514,15 +516,15 @@ static unsigned int spare_cpus(struct thread_data *td)
  * and writes (and closes) by system calls from the job's thread, which
  * then works beside as many workers as the ranks leave CPUs to spare: more
  * would contend with it and with each other for the CPUs and the
- * datasets' directories; a cleanup has no such work of its own and gains
- * from every worker. Elsewhere the ring from
+ * datasets' directories. A cleanup has no transfers: there the thread
+ * makes a share of the deletes itself, one in 1 + 2 per worker (measured
+ * with one worker only). Elsewhere the ring from
  * AUTO_RING_DEPTH on where the host has a CPU to spare, and otherwise
  * system calls until they wait (check_waits). Deciding per operation from
  * whether sampled calls slept lost to the ring there; each rule is a row
  * of bench/run --only uring-issue. */
-enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING, RING_OPENS };
+enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING, RING_BESIDE_CALLS };
 #define AUTO_RING_DEPTH 8u
-#define AUTO_MEMORY_DELETE_DEPTH 64u
 
 static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 				     const struct statfs *fs)
@@ -531,13 +533,8 @@ static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 
 	if (n == 1)
 		return SYSCALLS;
-	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC) {
-		if (n < AUTO_RING_DEPTH || !spare_cpus(td))
-			return SYSCALLS;
-		if (mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
-			return n >= AUTO_MEMORY_DELETE_DEPTH ? RING : SYSCALLS;
-		return RING_OPENS;
-	}
+	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
+		return n < AUTO_RING_DEPTH || !spare_cpus(td) ? SYSCALLS : RING_BESIDE_CALLS;
 	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
 		return SYSCALLS;
 	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && spare_cpus(td)))
@@ -585,8 +582,10 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		struct statfs fs;
 		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs);
 
-		ur->via_ring = c == RING || c == RING_OPENS;
-		ur->transfer_by_calls = c == RING_OPENS;
+		ur->via_ring = c == RING || c == RING_BESIDE_CALLS;
+		ur->transfer_by_calls = c == RING_BESIDE_CALLS;
+		if (c == RING_BESIDE_CALLS && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+			ur->own_deletes = 1 + 2 * spare_cpus(td);
 		ur->watch_waits = c == SYSCALLS_UNTIL_WAITING;
 		ur->waits.reads_count = ur->watch_waits && reads_count(&fs, root_fd);
 	} else {
@@ -618,9 +617,10 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	if (ur->regbufs && need_buffers(ur, units, n))
 		return 1;
 	if (ur->transfer_by_calls) {
-		/* at most that many bound workers (statx, unlinkat and openat
-		 * are bound work); a kernel that cannot cap them (before
-		 * Linux 5.15) runs as many as io_uring starts */
+		/* the job's thread works beside at most that many bound
+		 * workers (statx, unlinkat and openat are bound work); a
+		 * kernel that cannot cap them (before Linux 5.15) runs as
+		 * many as io_uring starts */
 		unsigned int workers[2] = { spare_cpus(td), 0 };
 
 		io_uring_register_iowq_max_workers(&ur->ring, workers);
@@ -661,7 +661,7 @@ static const struct fio_option uring_options[] = {
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",
 		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, in a cleanup on xfs, and on tmpfs or ramfs below iodepth 8, without a CPU to spare, or in a cleanup below iodepth 64; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them, on tmpfs and ramfs for all but the reads, writes and closes; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+		  "How object calls are issued: auto (system calls at iodepth 1, in a cleanup on xfs, and on tmpfs or ramfs below iodepth 8 or without a CPU to spare; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them, on tmpfs and ramfs for all but the reads, writes and closes and a share of a cleanup's deletes; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },
 };
 
