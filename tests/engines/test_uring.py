@@ -59,14 +59,20 @@ def test_with_issue_ring_every_object_call_goes_through_the_ring(tmpfs, loopfs, 
     assert [n for n in os.listdir(root) if n != "lost+found"] == []
 
 
-def object_calls(lines):
-    """{system call: count} of the calls on objects ("file-<i>")."""
+def count_calls(lines, pattern):
+    """{system call: count} of strace's lines that match pattern, whose
+    first group is the call's name."""
     calls = {}
     for line in lines:
-        m = re.search(r"^\d+\s+(\w+)\(.*\"file-\d+\"", line)
+        m = re.search(pattern, line)
         if m:
             calls[m.group(1)] = calls.get(m.group(1), 0) + 1
     return calls
+
+
+def object_calls(lines):
+    """{system call: count} of the calls on objects ("file-<i>")."""
+    return count_calls(lines, r"^\d+\s+(\w+)\(.*\"file-\d+\"")
 
 
 @pytest.mark.parametrize("issue,iodepth,cpus", [
@@ -167,12 +173,7 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
 def transfers(lines):
     """{read/write: count} of the system calls that move a whole object
     (OBJECT_SIZE bytes)."""
-    calls = {}
-    for line in lines:
-        m = re.search(rf"^\d+\s+(read|write)\(\d+, .*, {OBJECT_SIZE}\) = {OBJECT_SIZE}$", line)
-        if m:
-            calls[m.group(1)] = calls.get(m.group(1), 0) + 1
-    return calls
+    return count_calls(lines, rf"^\d+\s+(read|write)\(\d+, .*, {OBJECT_SIZE}\) = {OBJECT_SIZE}$")
 
 
 @needs_two_cpus
