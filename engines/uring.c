@@ -8,14 +8,16 @@
  * last of them, or the one that failed, posts a completion. With linked=0
  * each call is submitted when the one before it has completed, on a plain
  * descriptor. An operation's latency runs from its submission to the
- * moment its last completion is reaped: the same span the sync engine
- * times, open to close.
+ * moment its last completion is reaped (or, where the job's thread reads
+ * or writes and closes the object itself, to the end of its close): the
+ * same span the sync engine times, open to close.
  *
  * An operation can also be issued as mdfio-posix's plain system calls from
  * the job's thread (issue=, below): the kernel hands statx, unlinkat and a
  * creating openat to an io-wq worker thread, and where calls are as cheap
  * as tmpfs's, have nothing to overlap with, or leave the worker no idle
- * CPU, that handoff costs more than the call itself. */
+ * CPU, that handoff costs more than the call itself; issue=auto on tmpfs
+ * splits the work between the two (auto_choice). */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -73,13 +75,13 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
-	/* reads and creates: the ring opens the object (a plain
-	 * descriptor), the job's thread reads or writes it and closes it
-	 * with system calls (issue=auto on a memory file system) */
+	/* issue=auto's RING_BESIDE_CALLS: for reads and creates the ring
+	 * opens the object (a plain descriptor), and the job's thread reads
+	 * or writes it and closes it with system calls */
 	int transfer_by_calls;
-	/* and in a cleanup, one delete in own_deletes is an unlinkat from
-	 * the job's thread, which has no transfer to make there */
-	unsigned int own_deletes, deletes;
+	/* and in a cleanup, which has no transfers, one delete in
+	 * thread_delete_every is an unlinkat from the job's thread */
+	unsigned int thread_delete_every, deletes_started;
 	/* issue=auto: system calls until they wait (check_waits), then
 	 * the ring, taken between io_us */
 	int watch_waits;
@@ -194,6 +196,14 @@ static void check_waits(struct uring *ur)
 	ur->watch_waits = !mdfio_waits_window(&ur->waits, ru.ru_nvcsw, ru.ru_inblock);
 }
 
+/* Whether the job's thread makes u's request itself, a delete of a cleanup
+ * beside the ring: every thread_delete_every-th. */
+static int thread_deletes(struct uring *ur, struct mdfio_unit *u)
+{
+	return ur->thread_delete_every && u->req.op == MDFIO_OP_DELETE &&
+	       !(ur->deletes_started++ % ur->thread_delete_every);
+}
+
 /* Prepares u's request, in flight from the next submission on; or performs
  * it with system calls, timed as mdfio-posix times it, and returns 1. */
 static int uring_start(void *priv, struct mdfio_unit *u)
@@ -204,7 +214,7 @@ static int uring_start(void *priv, struct mdfio_unit *u)
 	/* a new generation either way: the ring may still hold completions
 	 * of the slot's last request (a failed chain's cancelled calls) */
 	s->gen++;
-	if (!ur->via_ring || (ur->own_deletes && !(ur->deletes++ % ur->own_deletes))) {
+	if (!ur->via_ring || thread_deletes(ur, u)) {
 		u->req.t0 = mdfio_now();
 		u->req.err = mdfio_sys_perform(&u->req);
 		if (ur->watch_waits && !(ur->requests_done++ % MDFIO_WAITS_WINDOW))
@@ -251,7 +261,8 @@ static int xfer_result(struct mdfio_req *r, int res, size_t *done)
 	return *done < r->size ? -1 : 0;
 }
 
-/* One completion of slot s; returns 1 when its request is over. */
+/* One completion of slot s; returns 1 when its request is over, 2 when
+ * the job's thread has just made its last calls (transfer_by_calls). */
 static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 {
 	struct mdfio_req *r = &s->u->req;
@@ -264,8 +275,12 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 		return 1;
 	}
 	if (ur->transfer_by_calls) {
-		r->err = res < 0 ? -res : mdfio_sys_transfer_close(res, r);
-		return 1;
+		if (res < 0) {
+			r->err = -res;
+			return 1;
+		}
+		r->err = mdfio_sys_transfer_close(res, r);
+		return 2;
 	}
 	if (ur->linked) {
 		/* only the close, or the call that failed, completes; a
@@ -311,13 +326,15 @@ static unsigned int reap(struct uring *ur)
 	io_uring_for_each_cqe(&ur->ring, head, cqe) {
 		uint64_t ud = io_uring_cqe_get_data64(cqe);
 		struct slot *s = &ur->slot[UD_SLOT(ud)];
+		int over;
 
 		n++;
-		if (UD_GEN(ud) != s->gen || !complete(ur, s, UD_TAG(ud), cqe->res))
+		if (UD_GEN(ud) != s->gen || !(over = complete(ur, s, UD_TAG(ud), cqe->res)))
 			continue;
-		/* one clock read stands for all completions seen together,
-		 * but a unit that just made system calls ends after them */
-		if (!now || (ur->transfer_by_calls && UD_TAG(ud) == TAG_OPEN))
+		/* one clock read stands for all completions seen together;
+		 * a unit whose calls the thread just made ends after them, and
+		 * so do the units it reaps after it */
+		if (!now || over == 2)
 			now = mdfio_now();
 		ended += mdfio_req_done(ur->td, s->u, now);
 	}
@@ -470,30 +487,38 @@ static int init_ring(struct uring *ur, unsigned int entries, struct io_uring_par
 	return io_uring_queue_init_params(entries, &ur->ring, p);
 }
 
-/* The CPUs per rank that the ranks sharing the job's CPUs leave to
- * io_uring's workers: at least 1 where the job's thread may run on more
- * CPUs than there are ranks sharing them, else 0. Ranks bound to some of
- * the host's CPUs (fio's cpus_allowed, a launcher's binding) share them
- * with this fio's clones only; unbound ones, with every rank on the host.
- * A cgroup's CPU quota is not seen. */
-static unsigned int spare_cpus(struct thread_data *td)
+/* The CPUs the job's thread may run on (its affinity), and the ranks
+ * sharing them: bound to some of the host's CPUs (fio's cpus_allowed, a
+ * launcher's binding), this fio's clones; unbound, every rank on the host.
+ * The CPUs beyond one per rank are left to io_uring's workers. A cgroup's
+ * CPU quota is not seen. */
+struct job_cpus {
+	unsigned int mine, sharing;
+};
+
+static struct job_cpus job_cpus(struct thread_data *td)
 {
 	long conf = sysconf(_SC_NPROCESSORS_CONF), online = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t size = CPU_ALLOC_SIZE(conf > 0 ? conf : 1);
 	cpu_set_t *cpus = CPU_ALLOC(conf > 0 ? conf : 1);
-	unsigned int mine, sharing;
+	struct job_cpus c = { 1, 1 };	/* unknown: none to spare */
 
 	if (!cpus || sched_getaffinity(0, size, cpus)) {
 		CPU_FREE(cpus);
-		return 0;
+		return c;
 	}
-	mine = (unsigned int)CPU_COUNT_S(size, cpus);
+	c.mine = (unsigned int)CPU_COUNT_S(size, cpus);
 	CPU_FREE(cpus);
-	sharing = online > 0 && mine < (unsigned long)online ? mdfio_job_clones(td)
-							     : mdfio_job_ranks_here(td);
-	if (mine <= sharing)
-		return 0;
-	return (mine - sharing) / sharing ? (mine - sharing) / sharing : 1;
+	c.sharing = online > 0 && c.mine < (unsigned long)online ? mdfio_job_clones(td)
+								 : mdfio_job_ranks_here(td);
+	return c;
+}
+
+/* Whole CPUs to spare per rank: each rank's share of its io_uring workers
+ * where they work beside its thread (RING_BESIDE_CALLS). */
+static unsigned int spare_per_rank(struct job_cpus c)
+{
+	return c.mine > c.sharing ? (c.mine - c.sharing) / c.sharing : 0;
 }
 
 /* issue=auto's choice. Through the ring the kernel hands statx, unlinkat
@@ -504,40 +529,48 @@ static unsigned int spare_cpus(struct thread_data *td)
  * hands every read and write to a worker (their files cannot be read or
  * written without blocking, IOCB_NOWAIT), where the copy costs less than
  * the handoff.
- * So, system calls:
- * - at iodepth 1, where nothing can overlap;
- * - on tmpfs and ramfs below AUTO_RING_DEPTH or with no CPU to spare;
- * - in a cleanup (deletes only) on xfs: its deletes are in one dataset
- *   directory at a time, and handed to workers they contend for it and
- *   lose to one thread's unlinks;
- * and the ring with sqthread_poll=1, whose polling thread would take a CPU
- * while the job makes system calls. Elsewhere on tmpfs and ramfs the ring
- * for the calls a worker makes anyway (stat, delete, open), with the reads
- * and writes (and closes) by system calls from the job's thread, which
- * then works beside as many workers as the ranks leave CPUs to spare: more
- * would contend with it and with each other for the CPUs and the
- * datasets' directories. A cleanup has no transfers: there the thread
- * makes a share of the deletes itself, one in 1 + 2 per worker (measured
- * with one worker only). Elsewhere the ring from
- * AUTO_RING_DEPTH on where the host has a CPU to spare, and otherwise
- * system calls until they wait (check_waits). Deciding per operation from
- * whether sampled calls slept lost to the ring there; each rule is a row
- * of bench/run --only uring-issue. */
+ * In the order checked:
+ * - at iodepth 1 system calls, where nothing can overlap;
+ * - in a cleanup (deletes only) on xfs system calls: its deletes are in
+ *   one dataset directory at a time, and handed to workers they contend
+ *   for it and lose to one thread's unlinks;
+ * - with sqthread_poll=1 the ring, whose polling thread would take a CPU
+ *   while the job made system calls;
+ * - on tmpfs and ramfs, from AUTO_RING_DEPTH with a whole CPU to spare per
+ *   rank, the ring for stat, delete and open (a creating open is a
+ *   worker's; a reading one completes inside the submission), and the
+ *   job's thread reads or writes and closes each object by system calls,
+ *   beside as many workers as CPUs to spare per rank: more would contend
+ *   with it and with each other for the CPUs and the datasets'
+ *   directories. A cleanup has no transfers: there the thread makes a
+ *   share of the deletes itself (THREAD_DELETE_EVERY). Otherwise system
+ *   calls;
+ * - elsewhere the ring from AUTO_RING_DEPTH where the host has a CPU to
+ *   spare, and otherwise system calls until they wait (check_waits).
+ * Deciding per operation from whether sampled calls slept lost to the ring
+ * there; each rule is a row of bench/run --only uring-issue. */
 enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING, RING_BESIDE_CALLS };
 #define AUTO_RING_DEPTH 8u
+/* a cleanup beside w workers: the thread makes one delete in 1 + 2w, as
+ * one worker's unlinks keep pace with the thread's own plus its share of
+ * fio's and the ring's work for every delete (bench/run --only
+ * uring-issue); more workers were not measured */
+#define THREAD_DELETE_EVERY(w) (1u + 2u * (w))
 
 static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
-				     const struct statfs *fs)
+				     const struct statfs *fs, struct job_cpus cpus)
 {
 	struct uring_options *o = td->eo;
 
 	if (n == 1)
 		return SYSCALLS;
-	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
-		return n < AUTO_RING_DEPTH || !spare_cpus(td) ? SYSCALLS : RING_BESIDE_CALLS;
 	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
 		return SYSCALLS;
-	if (o->sqthread_poll || (n >= AUTO_RING_DEPTH && spare_cpus(td)))
+	if (o->sqthread_poll)
+		return RING;
+	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
+		return n >= AUTO_RING_DEPTH && spare_per_rank(cpus) ? RING_BESIDE_CALLS : SYSCALLS;
+	if (n >= AUTO_RING_DEPTH && cpus.mine > cpus.sharing)
 		return RING;
 	return SYSCALLS_UNTIL_WAITING;
 }
@@ -563,6 +596,7 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	struct uring_options *o = td->eo;
 	struct io_uring_params p = { 0 };
 	struct uring *ur = calloc(1, sizeof(*ur));
+	struct job_cpus cpus = job_cpus(td);
 	unsigned int i;
 	int ret;
 
@@ -580,12 +614,12 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		ur->slot[i].u = &units[i];
 	if (o->issue == ISSUE_AUTO) {
 		struct statfs fs;
-		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs);
+		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs, cpus);
 
 		ur->via_ring = c == RING || c == RING_BESIDE_CALLS;
 		ur->transfer_by_calls = c == RING_BESIDE_CALLS;
 		if (c == RING_BESIDE_CALLS && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
-			ur->own_deletes = 1 + 2 * spare_cpus(td);
+			ur->thread_delete_every = THREAD_DELETE_EVERY(spare_per_rank(cpus));
 		ur->watch_waits = c == SYSCALLS_UNTIL_WAITING;
 		ur->waits.reads_count = ur->watch_waits && reads_count(&fs, root_fd);
 	} else {
@@ -620,8 +654,9 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		/* the job's thread works beside at most that many bound
 		 * workers (statx, unlinkat and openat are bound work); a
 		 * kernel that cannot cap them (before Linux 5.15) runs as
-		 * many as io_uring starts */
-		unsigned int workers[2] = { spare_cpus(td), 0 };
+		 * many as io_uring starts, and one that keeps a pool per NUMA
+		 * node caps each pool */
+		unsigned int workers[2] = { spare_per_rank(cpus), 0 };
 
 		io_uring_register_iowq_max_workers(&ur->ring, workers);
 	}

@@ -30,6 +30,7 @@ def needs_cpus(*cpus):
 
 
 needs_two_cpus = needs_cpus(0, 1)
+two_cpus = {0, 1} <= os.sched_getaffinity(0)
 
 
 def traced(tmpfs, tmp_path, opts, phase):
@@ -280,13 +281,15 @@ def test_auto_on_fuse_takes_the_ring_once_calls_sleep(fusefs, tmp_path, iodepth,
     assert namespace(fusefs) == expected(ranks, D, 0, P)
 
 
-def test_auto_below_iodepth_8_with_sqthread_poll_uses_the_ring_from_the_start(loopfs, tmp_path):
-    """With sqthread_poll=1, issue=auto below iodepth 8 goes through the
-    ring from the first unit: a polling thread set up for system calls
-    would take a CPU for nothing. One unit per io_u, cache warm."""
-    root = loopfs("ext4")
+@pytest.mark.parametrize("fs,iodepth", [("ext4", 4), ("tmpfs", 4), ("tmpfs", 8)])
+def test_auto_with_sqthread_poll_uses_the_ring_from_the_start(tmpfs, loopfs, tmp_path, fs, iodepth):
+    """With sqthread_poll=1, issue=auto goes through the ring from the first
+    unit, below iodepth 8 and on tmpfs too: a polling thread set up for
+    system calls would take a CPU for nothing. One unit per io_u, cache
+    warm."""
+    root = tmpfs if fs == "tmpfs" else loopfs(fs)
     D, P = 2, 20
-    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=4, issue="auto", sqthread_poll=1)
+    opts = dict(datasets=D, precreate_per_set=P, steps_per_set=P, iodepth=iodepth, issue="auto", sqthread_poll=1)
     assert io_us(tmp_path, root, "precreate", opts) == (D * P, {"read": 0, "write": D * P, "trim": 0}, [])
 
 
@@ -318,8 +321,9 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             root = base / f"{issue}-{iodepth}"
             root.mkdir()
             (base / "target").write_text("not an object")
+            # on 2 CPUs where there are: auto on tmpfs then works beside the ring
             opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p // 2, iodepth=iodepth, linked=linked,
-                        issue=issue, verify_read=1)
+                        issue=issue, verify_read=1, **({"cpus_allowed": "0-1"} if two_cpus else {}))
             got = []
             run = run_fio(job(["precreate"], root, engine="uring", **opts), tmp_path, check=True)
             got.append((outcome(run), namespace(root)))
