@@ -75,10 +75,11 @@ struct uring {
 	struct mdfio_unit **unsent;
 	unsigned int nr_unsent, nr_sqes;
 	int via_ring;		/* else every operation is system calls */
-	/* issue=auto's RING_BESIDE_CALLS: for reads and creates the ring
-	 * opens the object (a plain descriptor), and the job's thread reads
-	 * or writes it and closes it with system calls */
-	int transfer_by_calls;
+	/* issue=auto's RING_BESIDE_CALLS (else 0): the ring's workers, at
+	 * most, beside which the job's thread reads or writes and closes
+	 * with system calls each object the ring opened (a plain
+	 * descriptor) */
+	unsigned int beside_workers;
 	/* and in a cleanup, which has no transfers, one delete in
 	 * thread_delete_every is an unlinkat from the job's thread */
 	unsigned int thread_delete_every, deletes_started;
@@ -151,7 +152,7 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 	} else if (r->op == MDFIO_OP_DELETE) {
 		sqe = sqe_for(ur, s, TAG_ONE);
 		io_uring_prep_unlinkat(sqe, r->dfd, r->name, 0);
-	} else if (ur->transfer_by_calls) {
+	} else if (ur->beside_workers) {
 		prep_open(sqe_for(ur, s, TAG_OPEN), r, 0, 0);
 	} else if (ur->linked) {
 		sqe = sqe_for(ur, s, TAG_OPEN);
@@ -262,7 +263,7 @@ static int xfer_result(struct mdfio_req *r, int res, size_t *done)
 }
 
 /* One completion of slot s; returns 1 when its request is over, 2 when
- * the job's thread has just made its last calls (transfer_by_calls). */
+ * the job's thread has just made its last calls (beside_workers). */
 static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 {
 	struct mdfio_req *r = &s->u->req;
@@ -274,7 +275,7 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 			r->st_size = s->stx.stx_size;
 		return 1;
 	}
-	if (ur->transfer_by_calls) {
+	if (ur->beside_workers) {
 		if (res < 0) {
 			r->err = -res;
 			return 1;
@@ -596,7 +597,6 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	struct uring_options *o = td->eo;
 	struct io_uring_params p = { 0 };
 	struct uring *ur = calloc(1, sizeof(*ur));
-	struct job_cpus cpus = job_cpus(td);
 	unsigned int i;
 	int ret;
 
@@ -613,13 +613,15 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	for (i = 0; i < n; i++)
 		ur->slot[i].u = &units[i];
 	if (o->issue == ISSUE_AUTO) {
+		struct job_cpus cpus = job_cpus(td);
 		struct statfs fs;
 		enum issue_choice c = fstatfs(root_fd, &fs) ? RING : auto_choice(td, n, &fs, cpus);
 
 		ur->via_ring = c == RING || c == RING_BESIDE_CALLS;
-		ur->transfer_by_calls = c == RING_BESIDE_CALLS;
-		if (c == RING_BESIDE_CALLS && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
-			ur->thread_delete_every = THREAD_DELETE_EVERY(spare_per_rank(cpus));
+		if (c == RING_BESIDE_CALLS)
+			ur->beside_workers = spare_per_rank(cpus);
+		if (ur->beside_workers && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+			ur->thread_delete_every = THREAD_DELETE_EVERY(ur->beside_workers);
 		ur->watch_waits = c == SYSCALLS_UNTIL_WAITING;
 		ur->waits.reads_count = ur->watch_waits && reads_count(&fs, root_fd);
 	} else {
@@ -630,7 +632,7 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	if (!ur->via_ring && !ur->watch_waits)
 		return 0;
 	/* a plain descriptor and the job's own buffers */
-	if (ur->transfer_by_calls)
+	if (ur->beside_workers)
 		ur->linked = ur->regbufs = 0;
 	if (o->sqthread_poll) {
 		p.flags |= IORING_SETUP_SQPOLL;
@@ -650,13 +652,12 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 		return 1;
 	if (ur->regbufs && need_buffers(ur, units, n))
 		return 1;
-	if (ur->transfer_by_calls) {
-		/* the job's thread works beside at most that many bound
-		 * workers (statx, unlinkat and openat are bound work); a
-		 * kernel that cannot cap them (before Linux 5.15) runs as
-		 * many as io_uring starts, and one that keeps a pool per NUMA
-		 * node caps each pool */
-		unsigned int workers[2] = { spare_per_rank(cpus), 0 };
+	if (ur->beside_workers) {
+		/* statx, unlinkat and openat are bound work; a kernel that
+		 * cannot cap it (before Linux 5.15) runs as many workers as
+		 * io_uring starts, and one that keeps a pool per NUMA node
+		 * caps each pool */
+		unsigned int workers[2] = { ur->beside_workers, 0 };
 
 		io_uring_register_iowq_max_workers(&ur->ring, workers);
 	}
