@@ -112,7 +112,11 @@ def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
     return run
 
 
-def job(phases, root, engine="posix", numjobs=1, bs=3901, **opts):
+# job()'s object size: md-workbench's default
+OBJECT_SIZE = 3901
+
+
+def job(phases, root, engine="posix", numjobs=1, bs=OBJECT_SIZE, **opts):
     """A jobfile with one section per phase name ('benchmark' may repeat).
     mdfio-uring above iodepth 1 goes through the ring unless issue= is
     given, as issue=auto does on ext4 from iodepth 8 with a CPU to spare: on

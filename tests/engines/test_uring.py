@@ -17,28 +17,33 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MPI_ENV, MPIRUN, engine_path, expected, fio_env, job, namespace, need_mpirun, run_fio
+from conftest import (MPI_ENV, MPIRUN, OBJECT_SIZE, engine_path, expected, fio_env, job, namespace, need_mpirun,
+                      run_fio)
 
-# job()'s object size
-OBJECT_SIZE = 3901
 OBJECT_CALLS = "newfstatat,stat,statx,open,openat,read,write,close,unlink,unlinkat"
+
+def has_cpus(*cpus):
+    return set(cpus) <= os.sched_getaffinity(0)
+
 
 def needs_cpus(*cpus):
     """issue=auto's choice depends on the CPUs a job may use (cpus_allowed)."""
-    return pytest.mark.skipif(not set(cpus) <= os.sched_getaffinity(0),
-                              reason=f"needs CPUs {cpus} to run on")
+    return pytest.mark.skipif(not has_cpus(*cpus), reason=f"needs CPUs {cpus} to run on")
 
 
 needs_two_cpus = needs_cpus(0, 1)
-two_cpus = {0, 1} <= os.sched_getaffinity(0)
 
 
 def traced(tmpfs, tmp_path, opts, phase):
-    trace = tmp_path / f"strace-{phase}.out"
+    """strace's lines of one phase run by mdfio-uring, each as "<pid> <call>":
+    one file per thread (-ff), so that no call is split into
+    '<unfinished ...>' and '<... resumed>' lines by another thread's."""
+    trace = tmp_path / f"strace-{phase}"
     run_fio(job([phase], tmpfs, engine="uring", **opts), tmp_path, check=True,
-            prefix=["strace", "-f", "-qq", "-o", str(trace), "-e",
+            prefix=["strace", "-ff", "-qq", "-o", str(trace), "-e",
                     f"trace={OBJECT_CALLS},io_uring_enter,io_uring_setup,io_uring_register"])
-    return trace.read_text().splitlines()
+    return [f"{f.suffix[1:]} {line}" for f in sorted(tmp_path.glob(f"{trace.name}.*"))
+            for line in f.read_text().splitlines()]
 
 
 @pytest.mark.parametrize("issue", ["ring", pytest.param("auto", marks=needs_two_cpus)])
@@ -173,9 +178,8 @@ def test_io_us_carry_16_units_where_every_call_is_a_system_call(tmpfs, tmp_path,
 
 def transfers(lines):
     """{read/write: count} of the system calls that move a whole object
-    (OBJECT_SIZE bytes): strace -f splits a call that another thread's
-    call interrupts into '<unfinished ...>' and '<... resumed>' lines."""
-    return count_calls(lines, rf"^\d+\s+(read|write)\(\d+, .*, {OBJECT_SIZE}(\) = {OBJECT_SIZE}| <unfinished \.\.\.>)$")
+    (OBJECT_SIZE bytes)."""
+    return count_calls(lines, rf"^\d+\s+(read|write)\(\d+, .*, {OBJECT_SIZE}\) = {OBJECT_SIZE}$")
 
 
 @needs_two_cpus
@@ -324,7 +328,7 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             (base / "target").write_text("not an object")
             # on 2 CPUs where there are: auto on tmpfs then works beside the ring
             opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p // 2, iodepth=iodepth, linked=linked,
-                        issue=issue, verify_read=1, **({"cpus_allowed": "0-1"} if two_cpus else {}))
+                        issue=issue, verify_read=1, **({"cpus_allowed": "0-1"} if has_cpus(0, 1) else {}))
             got = []
             run = run_fio(job(["precreate"], root, engine="uring", **opts), tmp_path, check=True)
             got.append((outcome(run), namespace(root)))
