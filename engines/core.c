@@ -503,7 +503,7 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 static void record_phase_time(struct thread_data *td, struct mdfio_job *j)
 {
 	/* md-workbench leaves its wear-out's MPI_Allreduce out of T too */
-	add_slat_sample(td, j->ph->ddir, mdfio_now() - j->t0 - j->sw_wait_ns, 0, 0, 0);
+	mdfio_add_slat(td, j->ph->ddir, mdfio_now() - j->t0 - j->sw_wait_ns);
 }
 
 /* The wear-out's exchange of steps, outside the phase's time. */

@@ -1,9 +1,16 @@
 /* fio's engine-facing API differs between releases without an ABI marker
- * beyond FIO_IOOPS_VERSION; every version-dependent call goes through here. */
+ * beyond FIO_IOOPS_VERSION; every version-dependent call goes through here.
+ * Built and tested against 3.33 (ioops 31) and 3.41 (ioops 39). */
 #ifndef MDFIO_FIO_COMPAT_H
 #define MDFIO_FIO_COMPAT_H
 
 #include "fio.h"
+
+/* Every job of this fio, t its thread_data and i its index: 3.34 turned
+ * for_each_td(td, i) into a block macro that declares both itself, so the
+ * loop is written here on tnumber_to_td, which every release has. */
+#define mdfio_for_each_td(t, i)						\
+	for ((i) = 0; (i) < (int)thread_number && ((t) = tnumber_to_td((unsigned int)(i))); (i)++)
 
 /* 3.38 (ioops 36) replaced offset/ioprio/clat_prio_index by the io_u. */
 static inline void mdfio_add_clat(struct thread_data *td, enum fio_ddir ddir,
@@ -14,6 +21,28 @@ static inline void mdfio_add_clat(struct thread_data *td, enum fio_ddir ddir,
 	add_clat_sample(td, ddir, nsec, bytes, NULL);
 #else
 	add_clat_sample(td, ddir, nsec, bytes, 0, 0, 0);
+#endif
+}
+
+/* One submission-latency sample of nsec in ddir's slot. From 3.38 fio takes
+ * it from an io_u's start and issue times only, so a stand-in io_u carries
+ * an issue time of now and a start nsec before it: a slat log then gets
+ * the sample at the time it was added, as 3.33 logs it. */
+static inline void mdfio_add_slat(struct thread_data *td, enum fio_ddir ddir,
+				  unsigned long long nsec)
+{
+#if FIO_IOOPS_VERSION >= 36
+	struct io_u io_u = { .ddir = ddir };
+	long long start;
+
+	fio_gettime(&io_u.issue_time, NULL);
+	start = (long long)io_u.issue_time.tv_sec * 1000000000LL +
+		io_u.issue_time.tv_nsec - (long long)nsec;
+	io_u.start_time.tv_sec = start / 1000000000LL;
+	io_u.start_time.tv_nsec = start % 1000000000LL;
+	add_slat_sample(td, &io_u);
+#else
+	add_slat_sample(td, ddir, nsec, 0, 0, 0);
 #endif
 }
 

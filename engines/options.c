@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fio_options.h"
+#include "fio_compat.h"
 #include "job.h"
 
 #define MDFIO_REPEATS_MAX 1000000
@@ -604,7 +605,7 @@ int mdfio_check_run(const struct thread_data *td, int direct)
 	struct thread_data *t;
 	int i, bad = 0;
 
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		/* another engine's backend is checked by that engine */
 		struct mdfio_check c = { .direct = t->io_ops == td->io_ops ? direct : -1 };
 		int ph = mdfio_job_phase(t);
@@ -648,7 +649,7 @@ static unsigned int missing_repeat(struct thread_data *td, unsigned int *wanted)
 	int i;
 
 	*wanted = 0;
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		const struct mdfio_options *o = t->eo;
 
 		if (t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 &&
@@ -658,7 +659,7 @@ static unsigned int missing_repeat(struct thread_data *td, unsigned int *wanted)
 	for (k = 1; k <= *wanted; k++) {
 		int found = 0;
 
-		for_each_td(t, i) {
+		mdfio_for_each_td(t, i) {
 			const struct mdfio_options *o = t->eo;
 
 			found |= t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 &&

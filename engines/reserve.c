@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fio_compat.h"
 #include "job.h"
 
 /* Roots one fio runs jobs on: more is refused with one line. */
@@ -98,7 +99,7 @@ static int count_jobs(struct thread_data *td, unsigned int *n)
 	int i;
 
 	*n = 0;
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		if (!t->o.directory || strcmp(t->o.directory, td->o.directory) ||
 		    !t->io_ops || strncmp(t->io_ops->name, "mdfio-", 6))
 			continue;
@@ -130,7 +131,7 @@ static int make_root(struct thread_data *td, struct reservation *res)
 
 	if (!lstat(res->root, &sb) || (errno != ENOENT && errno != ENOTDIR))
 		return 0;	/* the job's own checks say what is wrong */
-	for_each_td(t, i)
+	mdfio_for_each_td(t, i)
 		precreate |= t->io_ops == td->io_ops && t->o.directory &&
 			     !strcmp(t->o.directory, res->root) && t->eo &&
 			     ((const struct mdfio_options *)t->eo)->phase == MDFIO_PRECREATE + 1;
@@ -160,7 +161,7 @@ static struct thread_data *previous_section(struct thread_data *td)
 	struct thread_data *t, *parent = mdfio_job_parent(td), *prev = NULL;
 	int i;
 
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		if (t->thread_number >= parent->thread_number)
 			break;
 		if (!t->subjob_number && is_mdfio(t) && t->o.directory &&
@@ -331,7 +332,7 @@ static int section_over(struct thread_data *prev)
 
 	if (__atomic_load_n(&clones_ended[prev->thread_number - 1], __ATOMIC_ACQUIRE) >= (uint32_t)n)
 		return 1;
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		if (t->thread_number < prev->thread_number)
 			continue;
 		if (t->thread_number >= prev->thread_number + n)

@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fio_compat.h"
 #include "job.h"
 
 /* The job a clone was made from: fio gives clones numjobs=1 and places them
@@ -24,7 +25,7 @@ struct thread_data *mdfio_job_parent(struct thread_data *td)
 
 	if (!td->subjob_number)
 		return td;
-	for_each_td(t, i) {
+	mdfio_for_each_td(t, i) {
 		if (t->thread_number > td->thread_number)
 			break;
 		if (!t->subjob_number)
