@@ -56,6 +56,16 @@ ENGINES = ("posix", "uring", "aio")
 NR_IOS = "posix-in-nr-ios-fio"
 
 
+NR_IOS_FIO = "fio-3.33"     # the release fio-patch/io_u-nr-ios.patch applies to
+
+
+def fio_src_version():
+    """The fio release of the source tree the engines are built against."""
+    src = Path(os.environ.get("MDFIO_FIO_SRC", SOURCE_ROOT / ".deps" / "fio"))
+    text = (src / "FIO-VERSION-GEN").read_text()
+    return re.search(r"^DEF_VER=(\S+)", text, re.M).group(1)
+
+
 def path_first(directory):
     """PATH with directory first: its fio is the one tests run."""
     return f"{directory}:{os.environ['PATH']}"
@@ -65,6 +75,9 @@ def path_first(directory):
 def nr_ios_fio():
     """The directory of a fio with fio-patch/io_u-nr-ios.patch, in which
     mdfio-posix runs several units per io_u."""
+    version = fio_src_version()
+    if version != NR_IOS_FIO:
+        pytest.skip(f"fio-patch/io_u-nr-ios.patch is made for {NR_IOS_FIO}; the engines are built for {version}")
     out = ENGINE_DIR.parent / "fio-nr-ios"     # bench/run builds the same
     if not os.access(ENGINE_DIR.parent, os.W_OK):
         pytest.skip(f"cannot build the patched fio: {ENGINE_DIR.parent} is not writable")
