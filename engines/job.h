@@ -1,6 +1,6 @@
 /* The core's private state of one job (one rank), shared by the files of the
- * core (core.c, datasets.c, options.c, phase.c, latency_log.c, recover.c,
- * run.c) and by no backend: a backend sees only core.h. */
+ * core (core.c, datasets.c, options.c, phase.c, latency_log.c, progress.c,
+ * recover.c, run.c) and by no backend: a backend sees only core.h. */
 #ifndef MDFIO_JOB_H
 #define MDFIO_JOB_H
 
@@ -272,6 +272,15 @@ void mdfio_job_ended(struct thread_data *td);
  * this fio has ended, so that the sections of one fio group run in order;
  * 1 (one line) if fio stops the job meanwhile. */
 int mdfio_wait_previous_section(struct thread_data *td);
+
+/* progress.c: what fio shows of the job. Its phase and repeat, what fio's
+ * closing lines count and where md-workbench's numbers are, for the job's
+ * description (run.c). Around the waits for its phase: the job shows as not
+ * yet running in fio's progress line (mdfio_job_waits returns the state to
+ * hand back to mdfio_job_runs). */
+void mdfio_job_summary(const struct thread_data *td, char *buf, size_t len);
+int mdfio_job_waits(struct thread_data *td);
+void mdfio_job_runs(struct thread_data *td, int state);
 
 /* phase.c: the status protocol */
 /* Refuses a phase that needs a namespace where there is none before the

@@ -63,22 +63,34 @@ int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 /* Puts the clone's global rank and host into fio's job description, which
  * fio's JSON carries per job ("desc") also from a fio server to its client:
  * how mdfio-report labels and checks the ranks of a run over many hosts.
- * fio calls setup in its main process, whose copy of the options is the one
- * its report reads. Returns 1 (one line printed) if the ranks cannot be
- * told. */
+ * Then the job's phase and what fio's closing lines of it count, then the
+ * user's own description. fio calls setup in its main process, whose copy
+ * of the options is the one its report reads. Returns 1 (one line printed)
+ * if the ranks cannot be told. */
 int mdfio_describe_rank(struct thread_data *td)
 {
 	struct mdfio_world w;
 	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX], desc[FIO_JOBDESC_SIZE];
+	char summary[FIO_JOBDESC_SIZE];
 	const char *mine = td->o.description;
+	size_t n;
 
 	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
 		return 1;
+	mdfio_job_summary(td, summary, sizeof(summary));
 	/* a clone inherits its parent's description, ours included */
-	if (mine && !strncmp(mine, "mdfio ", 6))
-		mine = strstr(mine, "; ") ? strstr(mine, "; ") + 2 : NULL;
-	snprintf(desc, sizeof(desc), "mdfio rank=%" PRIu32 " ranks=%" PRIu32 " host=%s%s%s",
-		 w.base + (uint32_t)td->subjob_number, w.total, host,
+	if (mine && !strncmp(mine, "mdfio ", 6)) {
+		mine = strstr(mine, "; ") ? strstr(mine, "; ") + 2 : "";
+		n = strlen(summary);
+		if (!strncmp(mine, summary, n))
+			mine += n;
+		if (!strncmp(mine, "; ", 2))
+			mine += 2;
+		if (!*mine)
+			mine = NULL;
+	}
+	snprintf(desc, sizeof(desc), "mdfio rank=%" PRIu32 " ranks=%" PRIu32 " host=%s; %s%s%s",
+		 w.base + (uint32_t)td->subjob_number, w.total, host, summary,
 		 mine ? "; " : "", mine ? mine : "");
 	free(td->o.description);
 	td->o.description = strdup(desc);

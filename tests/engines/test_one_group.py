@@ -77,7 +77,7 @@ def test_one_group_under_mpirun(tmpfs, tmp_path):
     for path in outputs:
         doc = read_documents(path.read_text(), str(path))[-1]
         error_free(doc["jobs"])
-        assert all(re.fullmatch(r"mdfio rank=\d+ ranks=4 host=\S+", j["desc"]) for j in doc["jobs"])
+        assert all(re.fullmatch(r"mdfio rank=\d+ ranks=4 host=\S+; .+", j["desc"]) for j in doc["jobs"])
     assert namespace(tmpfs) == expected(np * clones, D, 3 * I, P)
 
 

@@ -79,7 +79,7 @@ def ranks(run, phase_pos):
     descriptions; each rank once, every job error-free."""
     found = {}
     for j in run.jobs(mdfio.fio.jobname(*phase_pos)):
-        m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)", j["desc"])
+        m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+", j["desc"])
         assert m, j["desc"]
         assert int(m[1]) not in found, j["desc"]
         assert j["error"] == 0, j
@@ -295,7 +295,7 @@ def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset):
     for path in outputs:
         doc = read_documents(path.read_text(), str(path))[-1]
         for j in doc["jobs"]:
-            m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)", j["desc"])
+            m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+", j["desc"])
             assert m and int(m[2]) == n and j["error"] == 0, j["desc"]
             seen.setdefault(j["jobname"], set()).add(int(m[1]))
     assert all(v == set(range(n)) for v in seen.values()) and len(seen) == 4, seen

@@ -33,7 +33,8 @@ def test_parameters_from_the_environment(tmpfs, tmp_path):
     rows = headline(run)
     assert rows[:2] == [("precreate", 20, 0, 0)] * 2
     assert rows[2:6] == [("benchmark-1", 0, 8, 0)] * 2 + [("benchmark-2", 0, 8, 0)] * 2
-    assert all(r[1:] == (0, 0, 0) for r in rows[6:-2]), "repeats beyond MDW_R must do nothing"
+    assert rows[6:-2] == [("benchmark-3", 0, 0, 0)] * 2, "a repeat beyond MDW_R must do nothing"
+    assert all(j["desc"].endswith("; benchmark 3: not run (repeats=2)") for j in run.jobs("benchmark-3"))
     assert rows[-2:] == [("cleanup", 0, 0, 20)] * 2
     assert all(j["read"]["io_bytes"] == 800 for j in run.jobs("benchmark-1"))
     assert os.listdir(tmpfs) == []
@@ -75,7 +76,7 @@ def test_more_repeats_than_the_jobfile_has_sections_are_refused(tmpfs, tmp_path)
     run = run_fio(jobtext(), tmp_path, env=env, check=False)
     assert run.rc != 0
     assert run.mdfio_lines() == [
-        f"mdfio: repeats=10: this jobfile has no benchmark section with repeat=10 for directory={tmpfs}; "
+        f"mdfio: repeats=10: this jobfile has no benchmark section with repeat=4 for directory={tmpfs}; "
         "add sections up to repeat=10 (tools/mdfio-jobfile -R 10 writes them) or lower repeats"], run.stderr
     assert all(j[d]["total_ios"] == 0 for j in run.jobs() for d in ("read", "write", "trim"))
     assert os.listdir(tmpfs) == []
@@ -96,10 +97,10 @@ def test_the_shipped_jobfile_is_one_fio_group_the_generator_writes():
     text = JOBFILE.read_text()
     assert "stonewall" not in text.splitlines()
     body = text[text.index("[global]"):]
-    assert body == jobfile(global_section(text), 9, repeats_option="${MDW_R}|3")
+    assert body == jobfile(global_section(text), 3, repeats_option="${MDW_R}|3")
 
 
-def test_more_than_nine_repeats_in_exactly_as_many_sections(tmpfs, tmp_path):
+def test_more_repeats_than_shipped_in_exactly_as_many_sections(tmpfs, tmp_path):
     """mdfio-jobfile -R 12: twelve benchmark sections, no idle one, every
     repeat in order (the FIFO ends 12 I further), read by fio from a pipe."""
     text = generated("-R", "12").replace("ioengine=external:./build/engines/mdfio-posix.so",

@@ -24,7 +24,7 @@ HEAD = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
 HEAD_OP = {"precreate": "create", "benchmark": "read", "cleanup": "delete"}
 PHASES = ["precreate", "benchmark", "benchmark", "cleanup"]
 D, P, I = 3, 30, 10
-DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+)")
+DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+")
 TIMEOUT = 300
 
 
