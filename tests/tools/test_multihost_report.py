@@ -254,6 +254,14 @@ def test_md_workbench_text_of_two_hosts(two_hosts):
 
 # --- refusals ----------------------------------------------------------------
 
+def set_global(doc, **opts):
+    """Sets [global] options in a document: one object, or from a fio 3.34+
+    client one per server."""
+    g = doc["global options"]
+    for o in g if isinstance(g, list) else [g]:
+        o.update(opts)
+
+
 def edited(path, tmp_path, name, edit):
     doc = read_documents(path.read_text(), str(path))[-1]
     edit(doc)
@@ -293,7 +301,7 @@ def test_duplicate_missing_and_mixed_files(mpi_files, four_hosts, tmp_path):
     assert "given twice" in one_line_exit_2(report(mpi_files[0], mpi_files[0]))
     # same ranks and jobs, another run's parameters
     other = edited(four_hosts, tmp_path, "other.json",
-                   lambda doc: doc["global options"].update(steps_per_set="11"))
+                   lambda doc: set_global(doc, steps_per_set="11"))
     line = one_line_exit_2(report(*mpi_files[:3], other))
     assert "files of different runs: job precreate-0 has steps_per_set=10 in" in line and str(other) in line
 

@@ -370,6 +370,22 @@ class Section:
         return self.phase == "benchmark" and self.int_opt("repeat") > self.int_opt("repeats")
 
 
+def global_options(top):
+    """A document's [global] options: (options, None), or, from a fio client
+    of fio 3.34 and later, which writes one object per server with its
+    hostname and port, (None, {(hostname, port): options})."""
+    raw = top.obj.get("global options")
+    if not isinstance(raw, list):
+        return top.options("global options"), None
+    per_server = {}
+    for n, g in enumerate(raw):
+        r = Reader(g, top.name, f"{top.where}: global options {n}")
+        server = (r.text("hostname"), r.counter("port"))
+        opts = {k: r.text(k) for k in r.obj if k not in ("hostname", "port")}
+        per_server[server] = opts
+    return None, per_server
+
+
 def mdfio_sections(doc, name):
     """The mdfio sections of a fio document, in fio's order, each with its
     processes: the jobs of the same name, of every fio server of a client."""
@@ -378,11 +394,13 @@ def mdfio_sections(doc, name):
         jobs = [j for j in top.items("client_stats") if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
     else:
         jobs = top.items("jobs")
-    glob = top.options("global options")
+    glob, per_server = global_options(top)
     sections, order = {}, []
     for n, raw in enumerate(jobs):
         if not isinstance(raw, dict) or "jobname" not in raw:
             raise BadInput(f"{name}: not fio JSON output (a job without 'jobname')")
+        if per_server is not None:
+            glob = per_server.get((raw.get("hostname"), raw.get("port")), {})
         j = Job(Reader(raw, name, f"job {n}"), glob)
         opts = j.opts
         if "mdfio" not in opts.get("ioengine", "") or "phase" not in opts:
