@@ -6,7 +6,8 @@
  * operations) or the per-rank records mdfio-report reads, or if it is at a
  * value the engine has been checked with. Anything else is refused at job
  * start with one line, and so is an option this table does not know (a
- * newer fio). tests/engines/test_fio_options.py runs every entry.
+ * newer fio). tests/engines/test_fio_options.py runs every entry of the
+ * fio it runs with.
  *
  * Options the engine sets itself (numjobs by ranks=, bs by object_size=,
  * directory by root=, rw by phase=, continue_on_error and the disable_*
@@ -17,11 +18,19 @@
 
 #include "fio_options.h"
 
-#define ALLOW(n, why) { n, NULL, MDFIO_ALLOW, MDFIO_CHECK_NONE, why }
-#define ALLOW_IF(n, check, why) { n, NULL, MDFIO_ALLOW_IF, check, why }
-#define REFUSE(n, why) { n, NULL, MDFIO_REFUSE, MDFIO_CHECK_NONE, why }
-#define PROFILE(p, n) { n, p, MDFIO_REFUSE, MDFIO_CHECK_NONE,		\
-	"an option of fio's " p " profile, which writes jobs of its own" }
+/* The optional arguments after the reason, SINCE("3.N") and LAST("3.N"),
+ * mark an option that not every fio from 3.33 on has under this name. */
+#define ALLOW(n, why, ...)						\
+	{ .name = n, .rule = MDFIO_ALLOW, .check = MDFIO_CHECK_NONE, .reason = why, __VA_ARGS__ }
+#define ALLOW_IF(n, chk, why, ...)					\
+	{ .name = n, .rule = MDFIO_ALLOW_IF, .check = chk, .reason = why, __VA_ARGS__ }
+#define REFUSE(n, why, ...)						\
+	{ .name = n, .rule = MDFIO_REFUSE, .check = MDFIO_CHECK_NONE, .reason = why, __VA_ARGS__ }
+#define PROFILE(p, n) { .name = n, .profile = p, .rule = MDFIO_REFUSE,	\
+	.check = MDFIO_CHECK_NONE,					\
+	.reason = "an option of fio's " p " profile, which writes jobs of its own" }
+#define SINCE(v) .since = v
+#define LAST(v) .last = v
 
 /* reasons several options share */
 #define FIO_FILE "it acts on fio's own file, which mdfio never creates or opens (objects are the engine's)"

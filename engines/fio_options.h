@@ -1,7 +1,9 @@
 /* Which of fio's own options an mdfio job accepts: every option of fio's
- * table (fio_options[] of the fio that loads the engine), each with a rule
- * and its reason. The table is data only (no fio header), so that a test
- * helper can print it beside the running fio's table. */
+ * table (fio_options[]) in every fio release it covers (from 3.33; see
+ * fio_options.c), each with a rule and its reason. One table serves every
+ * release, because the engine is built against whichever of them loads it.
+ * The table is data only (no fio header), so that a test helper can print
+ * it beside the running fio's table. */
 #ifndef MDFIO_FIO_OPTIONS_H
 #define MDFIO_FIO_OPTIONS_H
 
@@ -29,8 +31,14 @@ enum mdfio_value_check {
 };
 
 struct mdfio_fio_option {
-	const char *name;	/* fio's name (not an alias) */
+	const char *name;	/* fio's name (not an alias; a renamed option has two entries) */
 	const char *profile;	/* the fio profile that adds it; NULL: fio's own */
+	/* since: the first fio release whose table has the option under this
+	 * name ("3.38"), NULL: 3.33 already; last: the last such release,
+	 * NULL: the newest still. Only the test reads them, to tell a stale
+	 * entry from an option of another release. */
+	const char *since;
+	const char *last;
 	enum mdfio_rule rule;
 	enum mdfio_value_check check;
 	/* ALLOW: why any value is fine; ALLOW_IF: the value expected, and
@@ -38,7 +46,8 @@ struct mdfio_fio_option {
 	const char *reason;
 };
 
-/* NULL-terminated, in the order of fio's table */
+/* NULL-terminated, in the order of fio's table (the options of every
+ * release merged: each release's, in that release's order) */
 extern const struct mdfio_fio_option mdfio_fio_options[];
 
 /* The entry of fio's option name of profile (NULL: fio's own); NULL if the

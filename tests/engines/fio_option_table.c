@@ -1,10 +1,10 @@
 /* fio's option table for tests/engines/test_fio_options.py, two ways:
  *
  * - loaded by fio as an engine (ioengine=external:...), it prints the
- *   option table of that fio and mdfio's table of those options
- *   (engines/fio_options.c), one tab-separated row each, and ends fio. The
- *   engines hide their symbols, so the table is linked in here rather than
- *   read from one of them;
+ *   version and option table of that fio and mdfio's table of the options
+ *   of every fio release it covers (engines/fio_options.c), one
+ *   tab-separated row each, and ends fio. The engines hide their symbols,
+ *   so the table is linked in here rather than read from one of them;
  * - preloaded into fio with MDFIO_TEST_NEWER_FIO set, it adds an option
  *   to fio's table before fio starts (as a newer fio would have one), which
  *   does nothing when given. */
@@ -82,14 +82,17 @@ void get_ioengine(struct ioengine_ops **ops)
 	const struct fio_option *o;
 
 	*ops = NULL;
+	/* which of the table's releases this fio is */
+	printf("version\t%s\n", fio_version_string);
 	/* fio<TAB>name<TAB>alias<TAB>profile<TAB>usable ("-": none) */
 	for (o = fio_options; o->name; o++)
 		printf("fio\t%s\t%s\t%s\t%s\n", o->name, o->alias ? o->alias : "-",
 		       o->prof_name ? o->prof_name : "-", usable(o->type));
-	/* mdfio<TAB>name<TAB>profile<TAB>rule<TAB>reason */
+	/* mdfio<TAB>name<TAB>profile<TAB>since<TAB>last<TAB>rule<TAB>reason */
 	for (e = mdfio_fio_options; e->name; e++)
-		printf("mdfio\t%s\t%s\t%s\t%s\n", e->name, e->profile ? e->profile : "-",
-		       rule_name(e->rule), e->reason);
+		printf("mdfio\t%s\t%s\t%s\t%s\t%s\t%s\n", e->name, e->profile ? e->profile : "-",
+		       e->since ? e->since : "-", e->last ? e->last : "-", rule_name(e->rule),
+		       e->reason);
 	fflush(stdout);
 	exit(0);
 }

@@ -1,7 +1,8 @@
 """fio's own options against mdfio's table of them (engines/fio_options.c):
 every option of the running fio's table has a rule there; every refused
 one is refused with one line naming it, with nothing made in the root; every
-allowed one runs and counts right.
+allowed one runs and counts right. The table covers several fio releases;
+each test takes the entries of the running fio's release.
 
 A refusal stops fio while it reads the jobfile, so refusals are quick. An
 allowed option is a run of all three phases on mdfio-null (no object is
@@ -22,6 +23,9 @@ HELPER = Path(os.environ.get("MDFIO_TEST_LIB_DIR", SOURCE_ROOT / "build" / "test
 D, P, I, S, N = 2, 6, 4, 100, 2
 PHASES = ("precreate", "benchmark", "cleanup")
 WORKERS = 8
+# the oldest fio release engines/fio_options.c covers: its entries without
+# SINCE() are this release's options
+OLDEST = (3, 33)
 
 # A plausible value of every refused option ({dir}: the run's directory,
 # {root}: the namespace root, which must stay empty)
@@ -146,26 +150,52 @@ ISSUE_EXAMPLES = [
 ]
 
 
+def release(version):
+    """(3, 41) of "fio-3.41" or "3.41"; a build past a release
+    ("fio-3.41-12-gabcdef") as that release."""
+    m = re.match(r"(?:fio-)?(\d+)\.(\d+)", version)
+    assert m, version
+    return int(m[1]), int(m[2])
+
+
 @functools.lru_cache(maxsize=None)
-def tables():
-    """(fio's options, mdfio's table), each {(name, profile or None): row}
-    in table order: fio's from the running fio (the helper, loaded as an
-    engine, prints the table of the fio that loaded it)."""
+def helper_tables():
+    """The running fio's release, its options ({(name, profile or None):
+    row} in table order) and every entry of mdfio's table, of whichever
+    release ([row] in table order): the helper, loaded as an engine, prints
+    them for the fio that loaded it."""
     proc = subprocess.run(["fio", "--name=table", f"--ioengine=external:{HELPER}"],
                           capture_output=True, text=True, env=fio_env())
     assert proc.returncode == 0, proc.stderr
-    fio, ours = {}, {}
+    version, fio, entries = None, {}, []
     for line in proc.stdout.splitlines():
         kind, name, *rest = line.split("\t")
-        if kind == "fio":
+        if kind == "version":
+            version = release(name)
+        elif kind == "fio":
             alias, profile, usable = rest
             fio[(name, None if profile == "-" else profile)] = {"alias": None if alias == "-" else alias,
                                                                  "usable": usable}
         elif kind == "mdfio":
-            profile, rule, reason = rest
-            ours[(name, None if profile == "-" else profile)] = {"rule": rule, "reason": reason}
-    assert fio and ours, proc.stdout
-    return fio, ours
+            profile, since, last, rule, reason = rest
+            entries.append({"key": (name, None if profile == "-" else profile),
+                            "since": None if since == "-" else since, "last": None if last == "-" else last,
+                            "rule": rule, "reason": reason})
+    assert version and fio and entries, proc.stdout
+    return version, fio, entries
+
+
+def of_release(entry, version):
+    """Whether fio release version has the entry's option under its name."""
+    return (entry["since"] is None or release(entry["since"]) <= version) and \
+        (entry["last"] is None or version <= release(entry["last"]))
+
+
+def tables():
+    """(fio's options, mdfio's table for the running fio's release), each
+    {(name, profile or None): row} in table order."""
+    version, fio, entries = helper_tables()
+    return fio, {e["key"]: e for e in entries if of_release(e, version)}
 
 
 def rule_of(name, profile=None):
@@ -258,15 +288,31 @@ def counting_problem(result, root, what, numjobs=N):
     return None
 
 
+def label(key):
+    name, profile = key
+    return f"{name} ({profile} profile)" if profile else name
+
+
 def test_every_fio_option_has_a_rule():
+    version, _, entries = helper_tables()
     fio, ours = tables()
-    missing = [f"{n} ({p} profile)" if p else n for n, p in fio if (n, p) not in ours]
-    extra = [f"{n} ({p} profile)" if p else n for n, p in ours if (n, p) not in fio]
-    assert not missing, f"fio options without a rule in engines/fio_options.c: {', '.join(missing)}"
-    assert not extra, f"rules in engines/fio_options.c for options this fio has not: {', '.join(extra)}"
-    assert list(fio) == list(ours), "engines/fio_options.c is not in the order of fio's table"
-    for key, row in ours.items():
-        assert row["rule"] in ("ALLOW", "ALLOW_IF", "REFUSE") and len(row["reason"]) > 10, (key, row)
+    release_name = "fio %d.%d" % version
+    missing = [label(k) for k in fio if k not in ours]
+    extra = [label(k) for k in ours if k not in fio]
+    assert not missing, f"{release_name}'s options without a rule in engines/fio_options.c " \
+        f"(or with one whose SINCE()/LAST() leave {release_name} out): {', '.join(missing)}"
+    assert not extra, f"rules in engines/fio_options.c for options {release_name} has not " \
+        f"(SINCE()/LAST() say which releases have one): {', '.join(extra)}"
+    assert list(fio) == list(ours), f"engines/fio_options.c is not in the order of {release_name}'s table"
+    for e in entries:
+        assert e["rule"] in ("ALLOW", "ALLOW_IF", "REFUSE") and len(e["reason"]) > 10, e
+        since, last = (release(e[k]) if e[k] else None for k in ("since", "last"))
+        assert not (since and last) or since <= last, e
+    # one entry per option in any one release, or the engine would find
+    # only the first (two entries' releases overlap from one's first on)
+    for v in {release(e["since"]) for e in entries if e["since"]} | {OLDEST, version}:
+        keys = [e["key"] for e in entries if of_release(e, v)]
+        assert len(keys) == len(set(keys)), "fio %d.%d: more than one entry for an option" % v
 
 
 def test_cmdhelp_lists_only_options_with_a_rule():
