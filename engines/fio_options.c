@@ -1,4 +1,5 @@
-/* Every option of fio's own table, and whether an mdfio job accepts it.
+/* Every option of fio's own table, in every fio release from 3.33 to 3.41,
+ * and whether an mdfio job accepts it.
  *
  * The rule is an allow-list: an option a job gives (in its section, in
  * [global] or on fio's command line) is accepted only if it cannot change
@@ -8,6 +9,12 @@
  * start with one line, and so is an option this table does not know (a
  * newer fio). tests/engines/test_fio_options.py runs every entry of the
  * fio it runs with.
+ *
+ * fio renamed some options, keeping the old name as an alias (allrandrepeat
+ * as randrepeat's from 3.35, log_unix_epoch, log_max_value, fdp_pli and
+ * fdp_pli_select later): fio marks an option given by either name under its
+ * new one, so each name keeps its own entry, for the releases that have it
+ * as a name.
  *
  * Options the engine sets itself (numjobs by ranks=, bs by object_size=,
  * directory by root=, rw by phase=, continue_on_error and the disable_*
@@ -55,6 +62,9 @@
 #define BACKEND_DIRECT "direct=1 (buffered=0) only on mdfio-aio, which opens objects with O_DIRECT; the other engines refuse it at job start"
 #define AVERAGED "log_avg_msec > 0 beside it: fio's per-io_u samples are left to the engine's own statistics (FIO_NOSTATS), so only averaged windows reach this log"
 #define IGNORED "deprecated: fio ignores it"
+#define STEADY "it ends the job at steady state; the phase decides when it ends"
+#define PLACEMENT_HINTS "a data placement directive of fio's io_uring_cmd and xnvme engines for writes to an NVMe device; objects are written through the file system, which places them itself"
+#define SPRANDOM "it preconditions an SSD: fio would pick random offsets and write the device's whole capacity, while the phase decides which objects it writes and how many"
 #define FIO_REFUSES "deprecated: fio itself refuses it"
 
 const struct mdfio_fio_option mdfio_fio_options[] = {
@@ -62,6 +72,7 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("name", "the job's name"),
 	ALLOW("wait_for", "fio-level ordering: the job starts after the named one"),
 	REFUSE("filename", "objects are named by the engine (<root>/<rank>_<dataset>/file-<n>); set directory= or root="),
+	ALLOW("filetype", FIO_FILE, SINCE("3.41")),
 	ALLOW_IF("directory", MDFIO_CHECK_DIRECTORY, "one directory, the namespace root (no ':' list)"),
 	ALLOW("filename_format", FIO_FILE),
 	ALLOW("unique_filename", FIO_FILE),
@@ -86,6 +97,7 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	REFUSE("offset_align", OFFSETS),
 	REFUSE("offset_increment", OFFSETS),
 	REFUSE("number_ios", COUNT),
+	REFUSE("num_range", "it puts several trims in one fio request (multi-range trim), and a cleanup deletes one object per unit", SINCE("3.37")),
 	ALLOW_IF("bs", MDFIO_CHECK_BS, "one fixed size for every direction, the object size (md-workbench -S): no range (bs=100-200), no list (bs=1k,4k)"),
 	REFUSE("ba", OFFSETS),
 	REFUSE("bsrange", SIZES),
@@ -96,11 +108,14 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("randseed", NO_RANDOM),
 	ALLOW("norandommap", NO_RANDOM),
 	ALLOW("softrandommap", NO_RANDOM),
+	REFUSE("sprandom", SPRANDOM, SINCE("3.41")),
+	REFUSE("spr_num_regions", SPRANDOM, SINCE("3.41")),
+	REFUSE("spr_op", SPRANDOM, SINCE("3.41")),
 	ALLOW("random_generator", NO_RANDOM),
 	ALLOW("random_distribution", NO_RANDOM),
 	ALLOW("percentage_random", NO_RANDOM),
 	REFUSE("percentage_sequential", FIO_REFUSES),
-	ALLOW("allrandrepeat", "the engine draws no random numbers"),
+	ALLOW("allrandrepeat", "the engine draws no random numbers", LAST("3.34")),
 	ALLOW_IF("nrfiles", MDFIO_CHECK_ONE_FILE, "1: objects are not fio files (datasets and precreate_per_set decide how many there are)"),
 	ALLOW("openfiles", FIO_FILE),
 	ALLOW("file_service_type", FIO_FILE),
@@ -131,6 +146,7 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	REFUSE("verify_interval", VERIFY),
 	REFUSE("verify_offset", VERIFY),
 	REFUSE("verify_pattern", VERIFY),
+	REFUSE("verify_pattern_interval", VERIFY, SINCE("3.40")),
 	REFUSE("verify_fatal", VERIFY),
 	REFUSE("verify_dump", VERIFY),
 	REFUSE("verify_async", VERIFY),
@@ -140,6 +156,8 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	REFUSE("experimental_verify", VERIFY),
 	REFUSE("verify_state_load", VERIFY),
 	REFUSE("verify_state_save", VERIFY),
+	REFUSE("verify_write_sequence", VERIFY, SINCE("3.38")),
+	REFUSE("verify_header_seed", VERIFY, SINCE("3.40")),
 	REFUSE("trim_percentage", VERIFY),
 	REFUSE("trim_verify_zero", VERIFY),
 	REFUSE("trim_backlog", VERIFY),
@@ -170,6 +188,14 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	REFUSE("ignore_zone_limits", ZONES),
 	REFUSE("zone_reset_threshold", ZONES),
 	REFUSE("zone_reset_frequency", ZONES),
+	REFUSE("recover_zbd_write_error", ZONES, SINCE("3.40")),
+	REFUSE("fdp", PLACEMENT_HINTS, SINCE("3.34")),
+	REFUSE("dataplacement", PLACEMENT_HINTS, SINCE("3.38")),
+	REFUSE("fdp_pli_select", PLACEMENT_HINTS, SINCE("3.36"), LAST("3.37")),
+	REFUSE("plid_select", PLACEMENT_HINTS, SINCE("3.38")),
+	REFUSE("fdp_pli", PLACEMENT_HINTS, SINCE("3.34"), LAST("3.37")),
+	REFUSE("plids", PLACEMENT_HINTS, SINCE("3.38")),
+	REFUSE("dp_scheme", PLACEMENT_HINTS, SINCE("3.38")),
 	ALLOW("lockmem", PLACEMENT),
 	ALLOW("rwmixread", "it acts only with a mixed rw, which is refused"),
 	ALLOW("rwmixwrite", "it acts only with a mixed rw, which is refused"),
@@ -177,8 +203,10 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("nice", "CPU scheduling of the rank"),
 	ALLOW("prio", "I/O priority of the rank"),
 	ALLOW("prioclass", "I/O priority of the rank"),
+	ALLOW("priohint", "I/O priority hint of the rank", SINCE("3.36")),
 	REFUSE("thinktime", PACE),
 	REFUSE("thinktime_spin", PACE),
+	REFUSE("thinkcycles", PACE, SINCE("3.37")),
 	REFUSE("thinktime_blocks", PACE),
 	REFUSE("thinktime_blocks_type", PACE),
 	REFUSE("thinktime_iotime", PACE),
@@ -228,13 +256,15 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("log_hist_msec", LOG),
 	ALLOW("log_hist_coarseness", LOG),
 	ALLOW("write_hist_log", "fio's histogram log of the engine's latency samples: reporting only"),
-	ALLOW("log_max_value", LOG),
+	ALLOW("log_max_value", LOG, LAST("3.36")),
+	ALLOW("log_window_value", LOG, SINCE("3.37")),
 	ALLOW("log_offset", LOG),
 	ALLOW("log_prio", LOG),
+	ALLOW("log_issue_time", "fio's logs: reporting only (the issue time column stays 0: the engine times each operation itself)", SINCE("3.38")),
 	REFUSE("log_compression", "fio 3.33 hangs now and then at a job's start with it (its compression workqueue), with any engine; the engine's own latency_log= needs no compression"),
 	REFUSE("log_compression_cpus", "fio 3.33 hangs now and then at a job's start with it (its compression workqueue), with any engine; the engine's own latency_log= needs no compression"),
 	REFUSE("log_store_compressed", "fio 3.33 hangs now and then at a job's start with it (its compression workqueue), with any engine; the engine's own latency_log= needs no compression"),
-	ALLOW("log_unix_epoch", LOG),
+	ALLOW("log_unix_epoch", LOG, LAST("3.35")),
 	ALLOW("log_alternate_epoch", LOG),
 	ALLOW("log_alternate_epoch_clock_id", LOG),
 	ALLOW("block_error_percentiles", "reporting only (it stays empty: objects have no blocks)"),
@@ -264,6 +294,7 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("disable_slat", ENGINE_SETS),
 	ALLOW("disable_bw_measurement", ENGINE_SETS),
 	REFUSE("gtod_cpu", "fio 3.33 crashes with it now and then, with any engine (its clock thread); the engine times operations with CLOCK_MONOTONIC anyway"),
+	ALLOW("job_start_clock_id", "reporting only: the clock of each job's job_start in fio's JSON, which mdfio-report does not read", SINCE("3.36")),
 	REFUSE("unified_rw_reporting", "it merges the read, write and trim records in which the engine counts reads, creates and deletes"),
 	ALLOW("continue_on_error", "the engine sets it: failed operations are counted and the phase goes on (md-workbench's)"),
 	REFUSE("ignore_error", "it would hide failed units from fio's error counts"),
@@ -281,9 +312,10 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	REFUSE("flow", PACE),
 	ALLOW("flow_watermark", IGNORED),
 	REFUSE("flow_sleep", PACE),
-	REFUSE("steadystate", "it ends the job at steady state; the phase decides when it ends"),
-	REFUSE("steadystate_duration", "it ends the job at steady state; the phase decides when it ends"),
-	REFUSE("steadystate_ramp_time", "it ends the job at steady state; the phase decides when it ends"),
+	REFUSE("steadystate", STEADY),
+	REFUSE("steadystate_duration", STEADY),
+	REFUSE("steadystate_ramp_time", STEADY),
+	REFUSE("steadystate_check_interval", STEADY, SINCE("3.35")),
 	PROFILE("tiobench", "size"),
 	PROFILE("tiobench", "block"),
 	PROFILE("tiobench", "numruns"),

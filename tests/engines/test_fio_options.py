@@ -32,7 +32,7 @@ OLDEST = (3, 33)
 REFUSED_VALUES = {
     "filename": "f", "opendir": "{root}", "size": "1m", "io_size": "1m", "fill_device": "1",
     "filesize": "1m", "file_append": "1", "offset": "4k", "offset_align": "4k",
-    "offset_increment": "4k", "number_ios": "5", "ba": "4k", "bsrange": "100-200",
+    "offset_increment": "4k", "number_ios": "5", "num_range": "2", "ba": "4k", "bsrange": "100-200",
     "bssplit": "100/50:200/50", "percentage_sequential": "50", "fsync": "1", "fdatasync": "1",
     "write_barrier": "1", "sync_file_range": "wait_before:8", "atomic": "1", "runtime": "5",
     "time_based": "1", "verify_only": "1", "ramp_time": "1", "verify": "md5", "do_verify": "1",
@@ -61,6 +61,14 @@ REFUSED_VALUES = {
     "log_store_compressed": "1", "unified_rw_reporting": "mixed",
     "ignore_error": "EIO", "profile": "tiobench", "flow_id": "1", "flow": "1", "flow_sleep": "10",
     "steadystate": "iops:10%", "steadystate_duration": "10s", "steadystate_ramp_time": "1s",
+    # options of newer fio releases than 3.33
+    "sprandom": "1", "spr_num_regions": "10", "spr_op": "0.2", "verify_pattern_interval": "512",
+    "verify_write_sequence": "0", "verify_header_seed": "0", "recover_zbd_write_error": "1",
+    "fdp": "1", "dataplacement": "fdp", "fdp_pli_select": "roundrobin", "plid_select": "roundrobin",
+    "fdp_pli": "0,1", "plids": "0,1",
+    # fio reads the scheme while it parses the job: an existing file
+    "dp_scheme": "{dir}/job.fio",
+    "thinkcycles": "1000", "steadystate_check_interval": "2s",
     # the options fio's tiobench and act profiles add to its table
     "block": "4096", "numruns": "2", "dir": "{root}", "threads": "2", "device-names": "/dev/null",
     "load": "2", "test-duration": "10s", "threads-per-queue": "2", "read-req-num-512-blocks": "2",
@@ -118,6 +126,11 @@ ALLOWED = {
     "cgroup_nodelete": {"cgroup": "mdfio-test", "cgroup_nodelete": "0"},
     "uid": "0", "gid": "0", "kb_base": "1000", "unit_base": "8", "hugepage-size": "2m",
     "flow_watermark": "1",
+    # options of newer fio releases than 3.33 (filetype: the type furthest
+    # from what fio's own file is)
+    "filetype": "block", "priohint": "1", "job_start_clock_id": "1",
+    "log_window_value": {"write_lat_log": "{dir}/lat", "log_avg_msec": "10", "log_window_value": "both"},
+    "log_issue_time": {"write_lat_log": "{dir}/lat", "log_offset": "1", "log_issue_time": "1"},
 }
 # allowed options no run gives a value of its own
 NOT_RUN = {
@@ -380,9 +393,9 @@ def test_every_allowed_option_runs_and_counts_right(tmp_path):
         "allowed options without a test value"
     cases = [(k[0], ALLOWED[k[0]] if isinstance(ALLOWED[k[0]], dict) else {k[0]: ALLOWED[k[0]]})
              for k in keys if k[0] in ALLOWED and fio[k]["usable"] != "unsupported"]
-    # an allowed option given under its alias
-    cases += [(fio[(n, None)]["alias"], {fio[(n, None)]["alias"]: ALLOWED[n]}) for n, _ in keys
-              if fio[(n, None)]["alias"] and isinstance(ALLOWED.get(n), str)]
+    # an allowed option given under its alias (an old name of it, for some)
+    cases += [(alias, {alias if k == n else k: v for k, v in options.items()})
+              for n, options in cases if (alias := fio[(n, None)]["alias"]) and n in options]
 
     def check(case):
         name, options = case
