@@ -65,8 +65,10 @@ static void end_xfer(struct aio *a, struct mdfio_unit *u, int err)
 	struct mdfio_req *r = &u->req;
 	int create = r->op == MDFIO_OP_CREATE, cerr;
 
+	/* glibc's ftruncate: on 32-bit architectures SYS_ftruncate takes a
+	 * 32-bit length, and the 64-bit one is another call */
 	if (!err && create && a->oflags && r->size % a->align &&
-	    syscall(SYS_ftruncate, s->fd, (long)r->size))
+	    ftruncate(s->fd, (off_t)r->size))
 		err = errno;
 	cerr = mdfio_sys_close(s->fd);
 	/* a failed close of a new object loses its data; of a read, nothing */
