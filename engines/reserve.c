@@ -23,6 +23,17 @@
 #include "fio_compat.h"
 #include "job.h"
 
+/* The futex call whose timeout is this build's struct timespec: a 32-bit
+ * architecture's futex takes a 32-bit time_t, so a build with a 64-bit one
+ * (_TIME_BITS=64, as Debian builds armhf and armel since trixie) needs
+ * futex_time64; the other would read the recheck's wait as none at all,
+ * and the wait would spin. */
+#ifdef SYS_futex_time64
+#define MDFIO_SYS_FUTEX (sizeof(time_t) > sizeof(long) ? SYS_futex_time64 : SYS_futex)
+#else
+#define MDFIO_SYS_FUTEX SYS_futex
+#endif
+
 /* Roots one fio runs jobs on: more is refused with one line. */
 #define MDFIO_ROOTS_MAX 16
 
@@ -373,7 +384,7 @@ int mdfio_wait_previous_section(struct thread_data *td)
 		if (mdfio_fio_gone((long)fio_main))
 			return mdfio_error("job %s: fio's main process (pid %ld) is gone while it waited for job %s to end",
 					   td->o.name, (long)fio_main, prev->o.name);
-		syscall(SYS_futex, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
+		syscall(MDFIO_SYS_FUTEX, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
 	}
 }
 
@@ -387,7 +398,7 @@ void mdfio_job_ended(struct thread_data *td)
 		uint32_t *word = &clones_ended[mdfio_job_parent(td)->thread_number - 1];
 
 		__atomic_add_fetch(word, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+		syscall(MDFIO_SYS_FUTEX, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
 	if (!root || !(res = find(root)) || res->rf.fd < 0)
 		return;
