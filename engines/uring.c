@@ -558,6 +558,14 @@ enum issue_choice { SYSCALLS, SYSCALLS_UNTIL_WAITING, RING, RING_BESIDE_CALLS };
  * uring-issue); more workers were not measured */
 #define THREAD_DELETE_EVERY(w) (1u + 2u * (w))
 
+/* f_type's type differs by architecture (a signed int on 32-bit x86, where
+ * comparing it with a magic above INT_MAX is a sign-compare warning); the
+ * magic numbers are 32 bits on every one. */
+static inline uint32_t fs_magic(const struct statfs *fs)
+{
+	return (uint32_t)fs->f_type;
+}
+
 static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 				     const struct statfs *fs, struct job_cpus cpus)
 {
@@ -565,11 +573,11 @@ static enum issue_choice auto_choice(struct thread_data *td, unsigned int n,
 
 	if (n == 1)
 		return SYSCALLS;
-	if (fs->f_type == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
+	if (fs_magic(fs) == XFS_SUPER_MAGIC && mdfio_job_ops(td) == 1u << MDFIO_OP_DELETE)
 		return SYSCALLS;
 	if (o->sqthread_poll)
 		return RING;
-	if (fs->f_type == TMPFS_MAGIC || fs->f_type == RAMFS_MAGIC)
+	if (fs_magic(fs) == TMPFS_MAGIC || fs_magic(fs) == RAMFS_MAGIC)
 		return n >= AUTO_RING_DEPTH && spare_per_rank(cpus) ? RING_BESIDE_CALLS : SYSCALLS;
 	if (n >= AUTO_RING_DEPTH && cpus.mine > cpus.sharing)
 		return RING;
@@ -586,7 +594,7 @@ static int reads_count(const struct statfs *fs, int root_fd)
 
 	if (access("/proc/self/io", F_OK))
 		return 0;
-	if (fs->f_type == BTRFS_SUPER_MAGIC)
+	if (fs_magic(fs) == BTRFS_SUPER_MAGIC)
 		return 1;
 	return !fstat(root_fd, &st) && major(st.st_dev) != 0;
 }

@@ -5,8 +5,10 @@
  * from the device tells the device's waits from the locks': with every
  * object cached, ranks still read some metadata back now and then, in
  * bursts, mostly below that (docs/engines.md, issue=auto). */
-#define SLEEPS (MDFIO_WAITS_WINDOW / 8)
-#define BLOCKS (MDFIO_WAITS_WINDOW / 8 * (4096 / 512))
+/* long, as the counts are: where long is 32 bits, an unsigned int would
+ * make the comparisons unsigned */
+#define SLEEPS ((long)(MDFIO_WAITS_WINDOW / 8))
+#define BLOCKS ((long)(MDFIO_WAITS_WINDOW / 8 * (4096 / 512)))
 
 int mdfio_waits_window(struct mdfio_waits *w, long sleeps, long reads)
 {
