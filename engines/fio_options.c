@@ -249,7 +249,7 @@ const struct mdfio_fio_option mdfio_fio_options[] = {
 	ALLOW("thread", "ranks as threads of one process instead of processes"),
 	ALLOW("per_job_logs", LOG),
 	ALLOW_IF("write_bw_log", MDFIO_CHECK_LOG_AVG, AVERAGED),
-	ALLOW("write_lat_log", "fio's clat log gets a row for each create, read and delete the engine times (stat has none; the lat and slat logs stay empty)"),
+	ALLOW("write_lat_log", "fio's clat log gets a row for each create, read and delete the engine times (stat has none; the slat log gets each job's phase time, the lat log stays empty)"),
 	ALLOW_IF("write_iops_log", MDFIO_CHECK_LOG_AVG, AVERAGED),
 	ALLOW("log_entries", LOG),
 	ALLOW("log_avg_msec", LOG),
