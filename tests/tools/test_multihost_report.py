@@ -52,8 +52,9 @@ def jobtext(root, clones, offset, hosts=None, **opts):
                              steps_per_set=I, rank_offset=offset, verify_read=1, join_timeout=5, **opts)
 
 
-def client_run(base, nhosts, clones, offset, **opts):
-    """One run over nhosts fio servers: its client JSON (json+)."""
+def client_run(base, nhosts, clones, offset, args=(), **opts):
+    """One run over nhosts fio servers: its client JSON (json+); args: more
+    of the client's options."""
     if need_unshare():
         pytest.skip(need_unshare())
     root = base / "root"
@@ -63,7 +64,7 @@ def client_run(base, nhosts, clones, offset, **opts):
         hosts = base / "hosts.list"
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         run = mdfio.fio.run(base / "job.fio", jobtext(root, clones, offset, [s.name for s in servers], **opts),
-                            output_format="json+", args=[f"--client={hosts}"], env=fio_env(), timeout=TIMEOUT)
+                            output_format="json+", args=[f"--client={hosts}", *args], env=fio_env(), timeout=TIMEOUT)
     assert run.rc == 0 and not SANITIZER_REPORT.search(run.stderr), run.stderr
     return base / "job.json"
 
@@ -250,6 +251,27 @@ def test_md_workbench_text_of_two_hosts(two_hosts):
     rows = report(path, "--csv", "--process-reports").stdout.splitlines()
     assert rows[0].split(",")[:5] == ["phase", "repeat", "process", "host", "ranks"]
     assert [row.split(",")[3] for row in rows[1:6]] == ["", "host1", "host1", "host2", "host2"]
+
+
+def test_a_clients_interim_reports(tmp_path):
+    """fio's client writes its JSON once, at its end, with every
+    --status-interval report of every job in client_stats, the final one
+    last: each rank's last report counts, as the last document of a fio's
+    own output does."""
+    path = client_run(tmp_path, 2, 1, 1, args=["--status-interval=1"], startdelay=3)
+    doc = read_documents(path.read_text(), str(path))[-1]
+    jobs = [j for j in doc["client_stats"] if j["jobname"] != "All clients"]
+    last = {}
+    for j in jobs:
+        last[(j["hostname"], j["jobname"], j["desc"])] = j
+    # startdelay holds the run back 3 s from fio's start (fio counts it from
+    # there, not from a section's turn), over which fio reports twice
+    assert len(jobs) > len(last) == 2 * len(PHASES)
+    final = tmp_path / "final.json"
+    final.write_text(json.dumps({**doc, "client_stats": list(last.values())}))
+    proc = report(path)
+    assert proc.returncode == 0 and proc.stdout == report(final).stdout, proc.stderr
+    check_merged([final], offset=1)
 
 
 # --- refusals ----------------------------------------------------------------

@@ -396,6 +396,12 @@ def mdfio_sections(doc, name):
         jobs = top.items("jobs")
     glob, per_server = global_options(top)
     sections, order = {}, []
+    # fio's client writes its JSON once, at its end, and appends every
+    # --status-interval report of a job to client_stats, the final one
+    # last: a rank's later report from the same fio server (address and
+    # port) replaces the earlier, as the last document of a fio's own
+    # output counts
+    reported = {}
     for n, raw in enumerate(jobs):
         if not isinstance(raw, dict) or "jobname" not in raw:
             raise BadInput(f"{name}: not fio JSON output (a job without 'jobname')")
@@ -412,7 +418,14 @@ def mdfio_sections(doc, name):
         if key not in sections:
             sections[key] = Section(j.name, opts, name)
             order.append(key)
-        sections[key].jobs.append(j)
+        sec = sections[key]
+        if "client_stats" in doc and j.rank is not None:
+            where = (j.hostname, j.r.counter("port", default=-1), key, j.rank)
+            if where in reported:
+                sec.jobs[reported[where]] = j
+                continue
+            reported[where] = len(sec.jobs)
+        sec.jobs.append(j)
     found = [sections[k] for k in order]
     if not found:
         raise BadInput(f"{name}: no mdfio job in this fio run (ioengine=external:.../mdfio-*.so with phase=)")
