@@ -469,6 +469,30 @@ def test_json_fio_could_not_have_written(runs, tmp_path, case):
         assert needle in proc.stderr, proc.stderr
 
 
+def test_a_running_jobs_histogram_may_be_ahead_of_its_count(runs, tmp_path):
+    """fio reads a running job's figures while the job adds to them, for
+    its reports during the run (--status-interval; the last one when fio
+    was killed): a histogram a sample ahead of its N, or more stats timed
+    than counted, is fio's there, not in a job that has ended its phase
+    (whose phase time the engine has recorded)."""
+    text = runs["n1"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    bench = next(j for j in doc["jobs"] if j["jobname"].startswith("benchmark"))
+    bins = bench["write"]["clat_ns"]["bins"]
+    bins[next(iter(bins))] += 1
+    bench["sync"]["total_ios"] -= 1
+    path = tmp_path / "ahead.json"
+    path.write_text(json.dumps(doc))
+    assert "bins hold" in report(path).stderr
+    bench["read"]["slat_ns"].update(N=0, min=0, max=0, mean=0.0)
+    path.write_text(json.dumps(doc))
+    proc = report(path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)["records"][1]
+    assert rec["phase"] == "benchmark" and rec["create_count"] == bench["write"]["clat_ns"]["N"]
+    assert rec["stat_errors"] == 0 and rec["t_max_s"] == bench["read"]["runtime"] / 1000
+
+
 @pytest.mark.parametrize("args, needle", [(["--format", "x"], "argument --format: invalid choice: 'x'"),
                                           (["--bogus"], "unrecognized arguments: --bogus"),
                                           (["-", "other.json"], "'-' (stdin) is the only input")])

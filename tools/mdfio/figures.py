@@ -119,10 +119,11 @@ def op_figures(jobs, op):
     n = sum(o.n for o in lats)
     if op == "stat":
         for j, o in zip(jobs, lats):
-            if o.n > j.total_ios(slot):
+            # a running job's counts were read while it added to them
+            if o.n > j.total_ios(slot) and not j.running:
                 raise BadInput(f"{j.file}: job {j.name}: {slot}: lat_ns N {o.n} is more than total_ios "
                                f"{j.total_ios(slot)}, the stats made: not the JSON of an mdfio fio run")
-        errors = sum(j.total_ios(slot) for j in jobs) - n
+        errors = sum(max(j.total_ios(slot) - o.n, 0) for j, o in zip(jobs, lats))
     else:
         errors = sum(j.drop_ios(slot) for j in jobs)
     if not n:

@@ -216,9 +216,11 @@ class Latency:
     with N > 0, min <= max; the json+ histogram 'bins' (bucket value: count)
     holding the N samples; 'percentile' values in the order of their
     percentiles. Bucket values are fio's bucket midpoints, so they may lie
-    outside [min, max]; min and max are exact."""
+    outside [min, max]; min and max are exact. Of a job still running (in
+    fio's interim report, --status-interval), the histogram may hold a
+    sample or two more than N: fio reads them while the job adds to them."""
 
-    def __init__(self, r):
+    def __init__(self, r, running=False):
         self.n = r.counter("N")
         self.min = r.counter("min") if self.n else None
         self.max = r.counter("max") if self.n else None
@@ -232,7 +234,7 @@ class Latency:
                 if not re.fullmatch(r"[0-9]{1,19}", value):
                     raise BadInput(f"{r.name}: {r.where}: bins: {short(value)} is not a latency in ns")
                 self.bins[int(value)] = bins.counter(value)
-            if sum(self.bins.values()) != self.n:
+            if sum(self.bins.values()) != self.n and not running:
                 raise BadInput(f"{r.name}: {r.where}: bins hold {sum(self.bins.values())} samples, N is {self.n}: "
                                "not the JSON of an mdfio fio run")
         self.percentile = {}
@@ -291,6 +293,11 @@ class Job:
             return exact.max / 1e9
         return coarse / 1000.0 or None
 
+    def phase_ended(self, slot):
+        """Whether this process has ended the phase whose count is in slot:
+        the engine records the phase's time there at its end."""
+        return self.slot(slot).child("slat_ns").counter("N") == 1
+
     def datasets_undone(self, slot):
         """The datasets a precreate did not make or a cleanup did not
         remove: the engine's count in short_ios, which fio never uses for an
@@ -303,9 +310,17 @@ class Job:
     def drop_ios(self, slot):
         return self.slot(slot).counter("drop_ios")
 
+    @property
+    def running(self):
+        """Whether this process had not ended its phase when fio wrote this
+        report (an interim one, or fio's last when it was killed): its
+        figures were read while it added to them."""
+        slot = HEADLINE.get(pick(self.opts.get("phase", "")))
+        return slot is not None and not self.phase_ended(slot)
+
     def latency(self, op):
         slot, kind = SLOT[op]
-        return Latency(self.slot(slot).child(kind))
+        return Latency(self.slot(slot).child(kind), running=self.running)
 
 
 class Section:
