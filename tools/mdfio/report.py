@@ -138,19 +138,26 @@ def footer(run):
     return [f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}"]
 
 
-def phase_lines(run, opts, spread=".2f"):
-    lines = []
-    for f in run.phases:
-        if opts.print_detailed_stats:
-            lines.append(detailed_line(f))
-            if opts.process_reports:
-                lines += [process_label(run, p) + detailed_line(p) for p in f.processes]
-            continue
-        lines.append(md_workbench_line(f, quiet=opts.quiet, spread=spread))
-        if opts.process_reports:
-            lines += [process_label(run, p) + md_workbench_line(p, aggregated=False, quiet=opts.quiet)
-                      for p in f.processes]
+def phase_block(run, f, opts):
+    """The lines of phase f in the text format opts.format: its line, then
+    its processes' with --process-reports. The report prints these, and
+    --follow each as soon as its phase has ended on every rank."""
+    if opts.format.startswith("md-real-io"):
+        read_only = run.params()["read-only"] == 1
+        line = lambda x, whole: md_real_io_line(x, read_only, opts.format == "md-real-io-2017")
+    elif opts.print_detailed_stats:
+        line = lambda x, whole: detailed_line(x)
+    else:
+        spread = ".1f" if opts.format == "md-workbench-2020" else ".2f"
+        line = lambda x, whole: md_workbench_line(x, aggregated=whole, quiet=opts.quiet, spread=spread)
+    lines = [line(f, True)]
+    if opts.process_reports:
+        lines += [process_label(run, p) + line(p, False) for p in f.processes]
     return lines
+
+
+def phase_lines(run, opts):
+    return [line for f in run.phases for line in phase_block(run, f, opts)]
 
 
 def render_md_workbench(run, opts):
@@ -207,7 +214,7 @@ def render_md_workbench_2020(run, opts):
         lines += option_lines_2020(run, opts) + [""]
         if opts.print_detailed_stats:
             lines.append(DETAILED_HEADER)
-    lines += phase_lines(run, opts, spread=".1f")
+    lines += phase_lines(run, opts)
     return lines + ([] if opts.quiet else footer(run))
 
 
@@ -232,7 +239,6 @@ def md_real_io_line(f, read_only, with_iops):
 
 
 def render_md_real_io(run, opts, era):
-    process_reports = opts.process_reports
     start = start_time(run)
     title = f"MD-REAL-IO total objects: {run.total_objects}"
     if era == 2017:
@@ -245,14 +251,10 @@ def render_md_real_io(run, opts, era):
               f"\titerations={run.repeats}", f"\tstart-index={p['start-item']}"]
     present = {f.phase for f in run.phases}
     lines += [f"\trun-{ph}" for ph in ("precreate", "benchmark", "cleanup") if ph in present]
-    if process_reports:
+    if opts.process_reports:
         lines.append("\tprocess-reports")
     lines += ["", f"\troot-dir={p['root']}", ""]
-    read_only = p["read-only"] == 1
-    for f in run.phases:
-        lines.append(md_real_io_line(f, read_only, era == 2017))
-        if process_reports:
-            lines += [process_label(run, q) + md_real_io_line(q, read_only, era == 2017) for q in f.processes]
+    lines += phase_lines(run, opts)
     lines.append(f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}")
     return lines
 
