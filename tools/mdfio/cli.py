@@ -25,6 +25,16 @@ def positive_int(text):
     return value
 
 
+def positive_seconds(text):
+    """argparse type: a time in seconds above 0 (a decimal number)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1e9:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
+    return value
+
 
 def run(main):
     """Runs a tool's main() as the command's process. Python ignores

@@ -235,9 +235,13 @@ ADAPTIVE_RUNS = 8
 class Run:
     """The figures of one run of mdfio, phase by phase (PhaseFigures, each
     with its processes' figures), from fio's JSON documents [(doc, name)]:
-    one, or one per fio process of the run (mpirun, srun)."""
+    one, or one per fio process of the run (mpirun, srun). Of an interim
+    report (fio's --status-interval), interim=True: phases holds only the
+    phases that have ended on every rank, whose figures are final, but
+    those of the sections named in skip (already known); a running job's
+    are read only by count and time (Job.done, Job.time_so_far)."""
 
-    def __init__(self, docs):
+    def __init__(self, docs, interim=False, skip=()):
         self.name = ", ".join(name for _, name in docs)
         heads = [document_header(doc, name) for doc, name in docs]
         fio_version, self.end = heads[0][0], max(end for _, end in heads)
@@ -263,6 +267,8 @@ class Run:
         # md-workbench -T: the 8 sections of adaptive_waiting=1 of a repeat
         # (its plain run and its waiting runs) are one iteration
         self.phases, self.errors, repeat, adaptive_runs = [], 0, 0, 0
+        # each section's md-workbench repeat (0 for precreate and cleanup)
+        self.repeat_of = {}
         for sec in sections:
             if sec.phase not in HEADLINE:
                 raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
@@ -276,7 +282,10 @@ class Run:
                 repeat += 0 if adaptive and adaptive_runs % ADAPTIVE_RUNS else 1
                 adaptive_runs += adaptive
                 self.repeats = repeat
-            f = phase_figures(sec, sec.jobs, repeat if sec.phase == "benchmark" else 0, "all")
+            self.repeat_of[sec.name] = repeat if sec.phase == "benchmark" else 0
+            if interim and (sec.name in skip or not self.ended(sec)):
+                continue
+            f = phase_figures(sec, sec.jobs, self.repeat_of[sec.name], "all")
             f.processes = [phase_figures(sec, [j], f.repeat, j.rank) for j in sec.jobs]
             for p, j in zip(f.processes, sec.jobs):
                 p.host = j.host
@@ -289,6 +298,11 @@ class Run:
         # fio's run time in s: None from a fio client, which writes none
         self.runtime = max((j.elapsed for x in sections for j in x.jobs if j.elapsed is not None), default=None)
         self.version = f"{VERSION}/{fio_version}"
+
+    @staticmethod
+    def ended(sec):
+        """Whether a section's phase has ended on every rank."""
+        return all(j.phase_ended(HEADLINE[sec.phase]) for j in sec.jobs)
 
     @property
     def multi_host(self):

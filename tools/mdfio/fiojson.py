@@ -108,6 +108,101 @@ def read_documents(text, name):
     return docs
 
 
+class DocumentStream:
+    """fio's JSON documents out of its output as it comes, piece by piece
+    (mdfio-report --follow): what read_documents finds in the whole text,
+    each document as soon as it is whole. A document may end where a line
+    begins with '}' (fio's own) or where its first line ends in '}' (one
+    on a single line): only there is it decoded, so a document is read
+    about once however it is cut; a decoding that fails at the end of the
+    text so far waits for more, one that fails before it is the input's
+    fault. Only the text of the document being read is kept."""
+
+    START = re.compile(r"^\{", re.M)
+    END = re.compile(r"^\}[^\n]*\n", re.M)
+
+    def __init__(self, name):
+        self.name, self._dec = name, decoder(name)
+        self._text = ""      # from a line's start on
+        self._lines = 0      # line breaks before _text
+        self._doc = None     # where in _text the document being read starts
+        self._pos = 0        # where in _text to look on
+        self.blank = True    # nothing but white space so far
+        self.documents = 0
+
+    def feed(self, text):
+        """The documents that text completes."""
+        self.blank = self.blank and not text.strip()
+        self._text += text
+        return self._take(final=False)
+
+    def close(self):
+        """The documents the end of the input completes; BadInput for an
+        input that ends inside one, or holds none (read_documents' words)."""
+        docs = self._take(final=True)
+        if self.blank:
+            raise BadInput(f"{self.name}: is empty, expected fio's JSON output")
+        if not self.documents:
+            raise BadInput(f"{self.name}: no fio JSON document in it (run fio with --output-format=json+)")
+        return docs
+
+    def _take(self, final):
+        docs = []
+        while True:
+            if self._doc is None:
+                m = self.START.search(self._text, self._pos)
+                if m is None:
+                    # nothing to keep but the last line's start
+                    self._forget(self._text.rfind("\n") + 1)
+                    self._pos = len(self._text)
+                    return docs
+                self._doc = self._pos = m.start()
+            end = len(self._text) if final else self._end()
+            if end is None:
+                return docs
+            text = self._text[self._doc:end]
+            try:
+                doc, stop = self._dec.raw_decode(text)
+            except json.JSONDecodeError as e:
+                if not final and e.pos >= len(text.rstrip()):
+                    continue    # a '}' within the document: it goes on
+                line = self._lines + self._text.count("\n", 0, self._doc) + e.lineno
+                raise BadInput(f"{self.name}: truncated or malformed JSON at line {line}: {e.msg}") from None
+            except RecursionError:
+                raise BadInput(f"{self.name}: JSON nested too deep to read: not fio's output, 6 levels deep") from None
+            docs.append(doc)
+            self.documents += 1
+            self._pos = self._doc + stop
+            self._doc = None
+            self._forget(self._text.rfind("\n", 0, self._pos) + 1)
+
+    def _end(self):
+        """The end of the next line at which the document may end, or None
+        before one has come; moves the look past it."""
+        if self._pos == self._doc:
+            eol = self._text.find("\n", self._doc)
+            if eol < 0:
+                return None
+            self._pos = eol + 1
+            if self._text[self._doc:eol].rstrip().endswith("}"):
+                return eol + 1
+        m = self.END.search(self._text, self._pos)
+        if m is None:
+            self._pos = max(self._pos, self._text.rfind("\n") + 1)
+            return None
+        self._pos = m.end()
+        return m.end()
+
+    def _forget(self, cut):
+        """Drops the text before cut, a line's start."""
+        if cut > 0:
+            self._lines += self._text.count("\n", 0, cut)
+            self._text = self._text[cut:]
+            self._pos -= cut
+            if self._doc is not None:
+                self._doc -= cut
+
+
 def load(path):
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
     name = "<stdin>" if path == "-" else str(path)
@@ -297,6 +392,24 @@ class Job:
         """Whether this process has ended the phase whose count is in slot:
         the engine records the phase's time there at its end."""
         return self.slot(slot).child("slat_ns").counter("N") == 1
+
+    def done(self, op):
+        """How many op succeeded so far: the N of its latency object, read
+        alone. In fio's interim reports (--status-interval) a running job's
+        histogram may hold a sample more than its N: fio reads them while
+        the job adds to them."""
+        slot, kind = SLOT[op]
+        return self.slot(slot).child(kind).counter("N")
+
+    def time_so_far(self, slot):
+        """This process's time in the phase whose count is in slot, in
+        seconds, read as done() reads: the exact one once it has ended,
+        else fio's runtime up to its report; None before fio has measured
+        any."""
+        exact = self.slot(slot).child("slat_ns")
+        if exact.counter("N") == 1:
+            return exact.counter("max") / 1e9
+        return self.runtime_ms(slot) / 1000.0 or None
 
     def datasets_undone(self, slot):
         """The datasets a precreate did not make or a cleanup did not

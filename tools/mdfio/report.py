@@ -2,6 +2,7 @@
 
     mdfio-report [--process-reports] [-q] [--print-detailed-stats]
                  [--format F | --json | --csv] [FILE...|-]
+    mdfio-report --follow [--timeout S] [...] [FILE|-]
 
 Formats: md-workbench (default, IOR's current md-workbench), md-workbench-2020
 (IOR's md-workbench of November 2020, with its options as lines),
@@ -15,6 +16,9 @@ concatenated documents (--status-interval: the last counts) and client/server
 JSON (client_stats). One run may be several files, one per fio process
 (mpirun, srun: mdfio-report run.*.json), and a client's JSON many hosts: the
 figures are over every rank of the run, each rank once in every phase.
+With --follow it reads fio's output while fio writes it (--status-interval)
+and prints each phase's lines as soon as the phase has ended on every rank,
+a live line while one runs, then the report (mdfio.follow).
 Exit status: 0, 1 when the run reported errors, 2 when the input cannot be
 used (one line on stderr).
 """
@@ -25,9 +29,10 @@ import json
 import math
 import sys
 
-from .cli import ArgumentParser
+from .cli import ArgumentParser, positive_seconds
 from .fiojson import BadInput, error_line
 from .figures import FIELDS, load_run
+from .follow import follow
 
 
 def local_time(epoch):
@@ -312,6 +317,12 @@ def main(argv=None):
                     help="every figure as one JSON document")
     ap.add_argument("--csv", dest="format", action="store_const", const="csv",
                     help="every figure as CSV, one record per phase and repeat")
+    ap.add_argument("--follow", action="store_true",
+                    help="read fio's output while fio writes it (--status-interval): each phase's lines as soon as "
+                         "it has ended on every rank, a live line while one runs, then the report; FILE until no "
+                         "process writes it, stdin until its end")
+    ap.add_argument("--timeout", type=positive_seconds, metavar="S",
+                    help="with --follow: give up after S seconds with nothing new from fio (default 60)")
     args = ap.parse_args(argv)
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
@@ -319,13 +330,30 @@ def main(argv=None):
     for flag, given in (("-q/--quiet", args.quiet), ("--print-detailed-stats", args.print_detailed_stats)):
         if given and not args.format.startswith("md-workbench"):
             ap.error(f"{flag}: expected with --format md-workbench or md-workbench-2020, not {args.format}")
+    if args.follow:
+        if len(files) > 1:
+            ap.error(f"--follow: expected one FILE or -, not {len(files)} files")
+        if args.format in ("json", "csv"):
+            ap.error(f"--follow: expected with a format of lines (--format), not --{args.format}")
+        args.timeout = 60.0 if args.timeout is None else args.timeout
+    elif args.timeout is not None:
+        ap.error("--timeout: expected with --follow")
+    notes = []
     try:
-        run = load_run(files)
+        if args.follow:
+            run, notes = follow(files[0], args, phase_block, sys.stdout)
+        else:
+            run = load_run(files)
         lines = RENDER[args.format](run, args)
     except BadInput as e:
         print(error_line("mdfio-report", e), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C while following: the live line is gone, no traceback
+        return 130
     print("\n".join(lines))
+    for note in notes:
+        print(f"mdfio-report: {note}", file=sys.stderr)
     for line in run.failed():
         print(f"mdfio-report: {run.name}: {line}", file=sys.stderr)
     return 1 if run.errors else 0
