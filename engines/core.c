@@ -181,6 +181,7 @@ static int init_job(struct thread_data *td)
 		return mdfio_error("out of memory");
 	}
 	td->io_ops_data = j;
+	j->td = td;
 	j->root_fd = root_fd;
 	j->rankfile.fd = -1;
 	if (eo->phase == MDFIO_BENCHMARK + 1 && eo->repeat > eo->repeats) {
@@ -370,27 +371,39 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 }
 
 /* md-workbench's wait after an operation of ns (mdw_wait): a spin on the
- * clock below 10 ms, where a sleep would overshoot, a nanosleep above. The
+ * clock below 10 ms, where a sleep would overshoot, a sleep above. The
  * rank's thread waits, as md-workbench's process does: with units in
  * flight, none is started or reaped meanwhile (docs/engines.md). */
 #define MDFIO_SPIN_BELOW_NS 10000000u
 static void __attribute__((cold, noinline))
 wait_after(const struct mdfio_job *j, uint64_t ns)
 {
+	const uint64_t slice = MDFIO_ANSWER_MS * 1000000u;
 	uint64_t w = (uint64_t)((double)ns * j->wait_factor);
+	uint64_t now = mdfio_now(), end = now + w, until;
 	struct timespec ts;
 
 	if (w < MDFIO_SPIN_BELOW_NS) {
-		uint64_t end = mdfio_now() + w;
-
 		while (mdfio_now() < end)
 			;
 		return;
 	}
-	ts.tv_sec = (time_t)(w / 1000000000u);
-	ts.tv_nsec = (long)(w % 1000000000u);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	/* a factor can make one wait long: it sleeps in slices, each to a
+	 * time on the clock (so the slices add no overshoot), and answers
+	 * fio between them */
+	for (;;) {
+		until = end - now > slice ? now + slice : end;
+		ts.tv_sec = (time_t)(until / 1000000000u);
+		ts.tv_nsec = (long)(until % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		if (until == end)
+			return;
+		mdfio_answer_fio(j->td);
+		now = mdfio_now();
+		if (now >= end)
+			return;
+	}
 }
 
 /* One line of md-workbench's -v output on stderr, in one write, so that

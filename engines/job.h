@@ -83,6 +83,7 @@ struct mdfio_dataset {
 };
 
 struct mdfio_job {
+	struct thread_data *td;	/* the job this rank is */
 	const struct mdfio_backend *be;
 	void *priv;
 	enum mdfio_phase phase;
@@ -251,6 +252,19 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
  * *max. One line and 1 if the run broke (a rank gone, or one stopped). */
 int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max);
 void mdfio_leave_run(struct mdfio_job *j);
+/* fio's statistics (--status-interval, SIGUSR1, a fio client's) ask every
+ * job that has not exited for its resource usage and wait for each answer,
+ * holding the lock every job takes when its I/O loop ends; fio's loop
+ * answers between io_us only. So whatever waits inside the engine, outside
+ * that loop, calls this at least every MDFIO_ANSWER_MS: unanswered, the
+ * statistics wait for the waiting job, and each job that ends meanwhile
+ * gives up on that lock after a few seconds and fails the run ("fio seems
+ * to be stuck grabbing stat_sem"). */
+void mdfio_answer_fio(struct thread_data *td);
+/* How long fio's statistics, and a job that ends meanwhile, may wait for a
+ * rank that waits: a short wait of its own, against the wakeups of every
+ * waiting rank. */
+#define MDFIO_ANSWER_MS 50
 
 /* reserve.c: in fio's main process, the ranks of each root it runs, held
  * until it exits; one line and 1 (for every job of the root) if another fio

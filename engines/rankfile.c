@@ -395,6 +395,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->reserved_fd = reserved ? reserved->fd : -1;
 	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
 	rf->stopped = NULL;
+	rf->waiting = NULL;
 
 	rf->rank = rank;
 	rf->total = total;
@@ -609,6 +610,8 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			if (!lonely_since || first_unclaimed(rf) == rf->total)
 				lonely_since = now_ms();
 			if (now_ms() - lonely_since <= timeout_ms) {
+				if (rf->waiting)
+					rf->waiting(rf->waiting_arg);
 				usleep(sleep_us);
 				if (sleep_us < POLL_MAX_US)
 					sleep_us *= 2;

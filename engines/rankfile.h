@@ -39,6 +39,11 @@ struct mdfio_rankfile {
 	 * asks while it waits; NULL (what a claim sets) asks nobody. */
 	int (*stopped)(void *arg, char *why, size_t len);
 	void *stopped_arg;
+	/* Called at every poll while the barrier waits (NULL: nothing), so
+	 * that a program which asks the waiting process for something and
+	 * waits for the answer is answered meanwhile. */
+	void (*waiting)(void *arg);
+	void *waiting_arg;
 };
 
 /* In the fio process that starts the jobs, before any starts: reserves

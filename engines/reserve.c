@@ -362,9 +362,10 @@ static int section_over(struct thread_data *prev)
  * cost in wall time per section; with it in the jobfile, this never waits. */
 int mdfio_wait_previous_section(struct thread_data *td)
 {
-	/* how often the wait looks at fio's job states, for a clone that
-	 * ends without counting itself (killed) */
-	const struct timespec recheck = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
+	/* how often the wait answers fio's requests for statistics, and looks
+	 * at fio's job states for a clone that ends without counting itself
+	 * (killed) */
+	const struct timespec recheck = { .tv_sec = 0, .tv_nsec = MDFIO_ANSWER_MS * 1000 * 1000 };
 	struct thread_data *prev;
 	uint32_t *word, seen;
 
@@ -373,6 +374,7 @@ int mdfio_wait_previous_section(struct thread_data *td)
 	prev = tnumber_to_td(waits_for[td->thread_number - 1] - 1);
 	word = &clones_ended[prev->thread_number - 1];
 	for (;;) {
+		mdfio_answer_fio(td);
 		seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 		if (section_over(prev))
 			return 0;

@@ -167,6 +167,22 @@ static int run_stopped(void *arg, char *why, size_t len)
 	return mdfio_reservation_stopped(((struct mdfio_job *)arg)->root, why, len);
 }
 
+void mdfio_answer_fio(struct thread_data *td)
+{
+	/* what fio's own loop does between io_us (check_update_rusage in
+	 * backend.c), in the job's own thread: the usage is this thread's */
+	if (!td->update_rusage || !td->rusage_sem)
+		return;
+	td->update_rusage = 0;
+	update_rusage_stat(td);
+	fio_sem_up(td->rusage_sem);
+}
+
+static void answer_fio(void *arg)
+{
+	mdfio_answer_fio(((struct mdfio_job *)arg)->td);
+}
+
 int mdfio_join_run(struct mdfio_job *j)
 {
 	char msg[1024], why[1024];
@@ -191,6 +207,8 @@ int mdfio_join_run(struct mdfio_job *j)
 	}
 	j->rankfile.stopped = run_stopped;
 	j->rankfile.stopped_arg = j;
+	j->rankfile.waiting = answer_fio;
+	j->rankfile.waiting_arg = j;
 	return 0;
 }
 

@@ -144,6 +144,12 @@ static int stopped_on_third_look(void *arg, char *why, size_t len)
 	return 1;
 }
 
+/* Counts the polls of a barrier that waits. */
+static void count_poll(void *arg)
+{
+	++*(int *)arg;
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/mdfio-test-rankfile-XXXXXX";
@@ -273,6 +279,18 @@ int main(void)
 	CHECK(mdfio_rankfile_barrier(&a, "p", 60000, &gen, NULL, NULL, msg, sizeof(msg)) &&
 	      !strcmp(msg, "rank 1 (host h) cannot start: no room"), "a sibling that cannot start: %s", msg);
 	CHECK(calls == 3, "the barrier asked %d times", calls);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+
+	/* a waiting rank is called at its polls: fio waits for its answer to
+	 * a request for statistics while the rank waits here */
+	calls = 0;
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 1, "h", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(!a.waiting, "a claim calls nobody while it waits");
+	a.waiting = count_poll;
+	a.waiting_arg = &calls;
+	CHECK(mdfio_rankfile_barrier(&a, "p", 300, &gen, NULL, NULL, msg, sizeof(msg)) &&
+	      !strcmp(msg, "ranks 1 of 2 did not join within 0.3 s"), "a missing rank: %s", msg);
+	CHECK(calls > 1, "the waiting barrier called %d times", calls);
 	mdfio_rankfile_release(&a, fd, NULL, NULL);
 
 	/* ranks that enter different phases at one barrier fail it, both */
