@@ -9,13 +9,20 @@
 
 /* The rank and size each launcher exports to every process it starts,
  * innermost first: mpirun inside a Slurm allocation sees both; and how it
- * says how many of them run on this host (NULL: Slurm's own list). */
+ * says how many of them run on this host (NULL: Slurm's own list).
+ * With step_only, a process with the rank but not the size is none of the
+ * launcher's: Slurm gives a batch script (one process, sbatch's) its
+ * SLURM_PROCID=0 beside the allocation's SLURM_NTASKS, and keeps that
+ * SLURM_NTASKS in steps started with srun -E or as salloc's interactive
+ * shell; only the size of srun's step, which a batch script lacks, counts
+ * the processes started together. */
 static const struct launcher {
 	const char *rank, *size, *local_size;
+	int step_only;
 } launchers[] = {
-	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE" },	/* Open MPI */
-	{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS" },	/* MPICH, Intel MPI (Hydra) */
-	{ "SLURM_PROCID", "SLURM_NTASKS", NULL },	/* srun */
+	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", 0 },	/* Open MPI */
+	{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS", 0 },	/* MPICH, Intel MPI (Hydra) */
+	{ "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", NULL, 1 },	/* srun */
 };
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -78,7 +85,7 @@ static uint32_t slurm_tasks_here(const char *(*getenv_fn)(const char *name))
 
 /* The processes launcher l started on this host, or 0 if it does not say.
  * srun's PMI plugins start processes with PMI_RANK and PMI_SIZE but no
- * count of their own: srun's list says it when its world is the same. */
+ * count of their own: srun's list says it when its step is that world. */
 static uint32_t processes_here(const struct launcher *l, uint32_t size,
 			       const char *(*getenv_fn)(const char *name))
 {
@@ -86,7 +93,7 @@ static uint32_t processes_here(const struct launcher *l, uint32_t size,
 
 	if (l->local_size && !parse_u32(getenv_fn(l->local_size), &n))
 		return n;
-	if (l->local_size && (parse_u32(getenv_fn("SLURM_NTASKS"), &n) || n != size))
+	if (l->local_size && (parse_u32(getenv_fn("SLURM_STEP_NUM_TASKS"), &n) || n != size))
 		return 0;
 	return slurm_tasks_here(getenv_fn);
 }
@@ -179,7 +186,8 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 	size_t i;
 
 	for (i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
-		if (getenv_fn(launchers[i].rank)) {
+		if (getenv_fn(launchers[i].rank) &&
+		    (!launchers[i].step_only || getenv_fn(launchers[i].size))) {
 			l = &launchers[i];
 			break;
 		}

@@ -432,7 +432,8 @@ def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
     job.write_text(text)
     procs = [subprocess.Popen(["fio", "--eta=never", "--output-format=json", f"--output={tmp_path}/busy{p}.json",
                                str(job)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2"})) for p in (0, 1)]
+                              env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2",
+                                           "SLURM_STEP_NUM_TASKS": "2"})) for p in (0, 1)]
     # the status file exists once the precreate's barrier is passed: hold
     # a clone in mid-precreate, so that its sibling ends first
     deadline = time.monotonic() + 30

@@ -216,7 +216,8 @@ def test_wear_out_across_two_fio_processes(tmpfs, tmp_path):
         procs = [subprocess.Popen(["fio", "--eta=never", "--output-format=json",
                                    f"--output={tmp_path}/{phases[0]}{p}.json", str(jobfile)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                  env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2"})) for p in (0, 1)]
+                                  env=fio_env({"SLURM_PROCID": str(p), "SLURM_NTASKS": "2",
+                                               "SLURM_STEP_NUM_TASKS": "2"})) for p in (0, 1)]
         errs = [p.communicate(timeout=300)[1] for p in procs]
         assert [p.returncode for p in procs] == [0, 0], errs
         assert not any(line.startswith("mdfio:") for e in errs for line in e.splitlines()), errs

@@ -29,11 +29,27 @@ int main(void)
 {
 	static const char *const ompi[] = { "OMPI_COMM_WORLD_RANK", "3",
 		"OMPI_COMM_WORLD_SIZE", "4", "SLURM_PROCID", "0", "SLURM_NTASKS", "1", NULL };
-	static const char *const slurm[] = { "SLURM_PROCID", "5", "SLURM_NTASKS", "6", NULL };
+	static const char *const slurm[] = { "SLURM_PROCID", "5", "SLURM_NTASKS", "6",
+		"SLURM_STEP_ID", "0", "SLURM_STEP_NUM_TASKS", "6", NULL };
 	static const char *const pmi[] = { "PMI_RANK", "1", "PMI_SIZE", "2", NULL };
 	static const char *const no_size[] = { "PMI_RANK", "1", NULL };
 	static const char *const past[] = { "OMPI_COMM_WORLD_RANK", "4", "OMPI_COMM_WORLD_SIZE", "4", NULL };
-	static const char *const junk[] = { "SLURM_PROCID", "1x", "SLURM_NTASKS", "4", NULL };
+	static const char *const junk[] = { "SLURM_PROCID", "1x", "SLURM_STEP_NUM_TASKS", "4", NULL };
+	/* what Slurm 22.05 gives a batch script of sbatch -n 4, an interactive
+	 * step of salloc -n 4 (LaunchParameters=use_interactive_step), and
+	 * srun -E -n 2 in that allocation (its SLURM_NTASKS preserved) */
+	static const char *const batch[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+		"SLURM_NODEID", "0", "SLURM_TASKS_PER_NODE", "4", NULL };
+	static const char *const interactive[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+		"SLURM_STEP_ID", "4294967290", "SLURM_STEP_NUM_TASKS", "1", "SLURM_NODEID", "0",
+		"SLURM_STEP_TASKS_PER_NODE", "1", NULL };
+	static const char *const preserved[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+		"SLURM_STEP_ID", "1", "SLURM_STEP_NUM_TASKS", "2", "SLURM_NODEID", "0",
+		"SLURM_STEP_TASKS_PER_NODE", "2", NULL };
+	static const char *const pmi_preserved[] = { "PMI_RANK", "1", "PMI_SIZE", "2",
+		"SLURM_PROCID", "1", "SLURM_NTASKS", "4", "SLURM_STEP_NUM_TASKS", "2",
+		"SLURM_NODEID", "0", "SLURM_STEP_TASKS_PER_NODE", "2", NULL };
+	static const char *const step_junk[] = { "SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "four", NULL };
 	static const char *const ompi_local[] = { "OMPI_COMM_WORLD_RANK", "3",
 		"OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_LOCAL_SIZE", "3",
 		"SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "0",
@@ -42,23 +58,23 @@ int main(void)
 		"OMPI_COMM_WORLD_SIZE", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "3", NULL };
 	static const char *const hydra[] = { "PMI_RANK", "1", "PMI_SIZE", "2",
 		"MPI_LOCALNRANKS", "2", NULL };
-	static const char *const slurm_list[] = { "SLURM_PROCID", "6", "SLURM_NTASKS", "9",
+	static const char *const slurm_list[] = { "SLURM_PROCID", "6", "SLURM_STEP_NUM_TASKS", "9",
 		"SLURM_NODEID", "3", "SLURM_STEP_TASKS_PER_NODE", "2(x3),3", NULL };
-	static const char *const slurm_first[] = { "SLURM_PROCID", "4", "SLURM_NTASKS", "9",
+	static const char *const slurm_first[] = { "SLURM_PROCID", "4", "SLURM_STEP_NUM_TASKS", "9",
 		"SLURM_NODEID", "2", "SLURM_STEP_TASKS_PER_NODE", "2(x3),3", NULL };
-	static const char *const slurm_bad[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+	static const char *const slurm_bad[] = { "SLURM_PROCID", "1", "SLURM_STEP_NUM_TASKS", "4",
 		"SLURM_NODEID", "4", "SLURM_STEP_TASKS_PER_NODE", "2(x2)", NULL };
-	static const char *const slurm_junk[] = { "SLURM_PROCID", "1", "SLURM_NTASKS", "4",
+	static const char *const slurm_junk[] = { "SLURM_PROCID", "1", "SLURM_STEP_NUM_TASKS", "4",
 		"SLURM_NODEID", "1", "SLURM_STEP_TASKS_PER_NODE", "2(x2", NULL };
-	static const char *const slurm_tail[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+	static const char *const slurm_tail[] = { "SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "4",
 		"SLURM_NODEID", "0", "SLURM_STEP_TASKS_PER_NODE", "2(x2)junk", NULL };
-	static const char *const slurm_zero[] = { "SLURM_PROCID", "0", "SLURM_NTASKS", "4",
+	static const char *const slurm_zero[] = { "SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "4",
 		"SLURM_NODEID", "0", "SLURM_STEP_TASKS_PER_NODE", "2(x0),4", NULL };
 	static const char *const pmi_srun[] = { "PMI_RANK", "5", "PMI_SIZE", "6",
-		"SLURM_PROCID", "5", "SLURM_NTASKS", "6", "SLURM_NODEID", "1",
+		"SLURM_PROCID", "5", "SLURM_STEP_NUM_TASKS", "6", "SLURM_NODEID", "1",
 		"SLURM_STEP_TASKS_PER_NODE", "3(x2)", NULL };
 	static const char *const pmi_other[] = { "PMI_RANK", "1", "PMI_SIZE", "2",
-		"SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "0",
+		"SLURM_PROCID", "0", "SLURM_STEP_NUM_TASKS", "1", "SLURM_NODEID", "0",
 		"SLURM_STEP_TASKS_PER_NODE", "1", NULL };
 	struct mdfio_world w;
 	char msg[256];
@@ -97,6 +113,21 @@ int main(void)
 	CHECK(find(&w, 1, NULL, "n1", junk, msg) && strstr(msg, "SLURM_PROCID=1x"), "junk: %s", msg);
 	CHECK(find(&w, 1, "n1", "n1", slurm, msg) && strstr(msg, "both number the ranks"),
 	      "hosts= under a launcher: %s", msg);
+
+	/* Slurm's processes that are no task of an srun step: one fio */
+	CHECK(!find(&w, 2, NULL, "n1", batch, msg) && w.base == 0 && w.total == 2 && w.local == 2 &&
+	      !strcmp(w.source, "this fio job"), "a batch script: %u %u %u (%s)", w.base, w.total, w.local, msg);
+	CHECK(!find(&w, 2, "n1,n2", "n2", batch, msg) && w.base == 2 && w.total == 4,
+	      "hosts= in a batch script: %s", msg);
+	CHECK(!find(&w, 2, NULL, "n1", interactive, msg) && w.base == 0 && w.total == 2 && w.local == 2,
+	      "an interactive step: %u %u %u (%s)", w.base, w.total, w.local, msg);
+	CHECK(!find(&w, 1, NULL, "n1", preserved, msg) && w.base == 1 && w.total == 2 && w.local == 2,
+	      "srun -E: the step's size: %u %u %u (%s)", w.base, w.total, w.local, msg);
+	CHECK(!find(&w, 1, NULL, "n1", pmi_preserved, msg) && w.base == 1 && w.total == 2 && w.local == 2,
+	      "srun -E --mpi=pmi2: the step's list: %u %u %u (%s)", w.base, w.total, w.local, msg);
+	CHECK(find(&w, 1, NULL, "n1", step_junk, msg) &&
+	      strstr(msg, "SLURM_PROCID is set but SLURM_STEP_NUM_TASKS=four is not a number of processes"),
+	      "a step's size that is no number: %s", msg);
 
 	/* ranks on this host: numjobs times the launcher's processes here */
 	CHECK(!find(&w, 3, NULL, "n1", NULL, msg) && w.local == 3, "one fio job: %u", w.local);
