@@ -230,6 +230,22 @@ def need_mpirun(what="fio runs its ranks under it"):
         pytest.skip(f"mpirun is not installed (openmpi-bin): {what}")
 
 
+# MPICH's mpirun (Hydra) listens on every address of its network namespace,
+# so it runs in a namespace of its own whose one address is loopback; its
+# processes start by fork on this host, also inside a Slurm allocation
+MPIRUN_MPICH = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
+                "mpirun.mpich", "-launcher", "fork", "-hosts", "localhost"]
+
+
+def need_mpich(what="fio runs its ranks under it"):
+    """Skips the test, saying why, without MPICH's mpirun.mpich or a
+    network namespace for it."""
+    if not shutil.which("mpirun.mpich"):
+        pytest.skip(f"mpirun.mpich is not installed (mpich; ./setup installs it): {what}")
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        pytest.skip("mpirun.mpich runs in a network namespace of its own: needs root, unshare and ip")
+
+
 @pytest.fixture
 def md_workbench():
     """run(args, cwd) -> the stdout of IOR's md-workbench on MDW_RANKS ranks

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, expected, fio_env, namespace, need_mpirun
+from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, engine_path, expected, fio_env, namespace,
+                      need_mpich, need_mpirun)
 from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
@@ -268,15 +269,21 @@ def test_run_info_file_and_a_root_mdfio_made_over_two_hosts(servers, tmpfs, tmp_
     assert info.read_text() == f"pos: {I}\n"
 
 
-def mpirun(np, text, tmp_path, check=None):
-    """mpirun -np np fio: one fio per rank, each its own JSON."""
-    need_mpirun()
+def mpirun(np, text, tmp_path, check=None, mpi="openmpi"):
+    """mpirun -np np fio (Open MPI's, or MPICH's mpirun.mpich): one fio per
+    rank, each its own JSON."""
     job = tmp_path / f"mpi-{len(list(tmp_path.glob('mpi-*.fio')))}.fio"
     job.write_text(text)
     out = job.with_suffix("")
+    if mpi == "mpich":
+        need_mpich()
+        launcher, rank = MPIRUN_MPICH, "PMI_RANK"
+    else:
+        need_mpirun()
+        launcher, rank = [*MPIRUN, "--bind-to", "none"], "OMPI_COMM_WORLD_RANK"
     env = fio_env(MPI_ENV)
-    proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", str(np), "sh", "-c",
-                           f'exec fio --output-format=json --output="{out}.$OMPI_COMM_WORLD_RANK.json" "{job}"'],
+    proc = subprocess.run([*launcher, "-np", str(np), "sh", "-c",
+                           f'exec fio --output-format=json --output="{out}.${rank}.json" "{job}"'],
                           capture_output=True, text=True, env=env, timeout=TIMEOUT)
     assert not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
     if check is not None:
@@ -284,19 +291,23 @@ def mpirun(np, text, tmp_path, check=None):
     return proc, [out.with_suffix(f".{r}.json") for r in range(np)]
 
 
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 @pytest.mark.parametrize("np,clones,offset", [(4, 1, 1), (2, 2, 2)])
-def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset):
+def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset, mpi):
+    """Open MPI's ranks from OMPI_COMM_WORLD_RANK, MPICH's from PMI_RANK:
+    the fio of process p runs ranks p*clones onwards."""
     n = np * clones
     text = mdfio.fio.jobfile(["precreate", "benchmark", "benchmark", "cleanup"], tmpfs, engine_path(),
                              numjobs=clones, datasets=D, precreate_per_set=P, steps_per_set=I,
                              rank_offset=offset, verify_read=1, join_timeout=5)
-    _, outputs = mpirun(np, text, tmp_path, check=True)
+    _, outputs = mpirun(np, text, tmp_path, check=True, mpi=mpi)
     seen = {}
-    for path in outputs:
+    for p, path in enumerate(outputs):
         doc = read_documents(path.read_text(), str(path))[-1]
         for j in doc["jobs"]:
             m = re.fullmatch(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+", j["desc"])
             assert m and int(m[2]) == n and j["error"] == 0, j["desc"]
+            assert p * clones <= int(m[1]) < (p + 1) * clones, (path, j["desc"])
             seen.setdefault(j["jobname"], set()).add(int(m[1]))
     assert all(v == set(range(n)) for v in seen.values()) and len(seen) == 4, seen
     assert os.listdir(tmpfs) == []
