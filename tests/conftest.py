@@ -22,6 +22,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanit
 # the package under test, from the source tree
 sys.path.insert(0, str(SOURCE_ROOT / "tools"))
 import mdfio.fio  # noqa: E402
+import mdfio.slurm  # noqa: E402
 
 
 def need_root(what):
@@ -264,3 +265,26 @@ def md_workbench():
         assert not SANITIZER_REPORT.search(proc.stderr), proc.stderr
         return proc.stdout
     return run
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """A single-node Slurm cluster of the test session's own (mdfio.slurm),
+    started once: its start is the slow part, and jobs end with their
+    test."""
+    why = mdfio.slurm.need_slurm()
+    if why:
+        pytest.skip(why)
+    with mdfio.slurm.cluster(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def slurm(slurm_cluster):
+    """The session's Slurm cluster, its daemons alive; every job the test
+    left (a failed assertion, a timeout) cancelled and its processes
+    killed after it."""
+    dead = [name for name, proc in slurm_cluster.daemons.items() if proc.poll() is not None]
+    assert not dead, "\n".join(f"{name} exited:\n{slurm_cluster.log(name)[-3000:]}" for name in dead)
+    yield slurm_cluster
+    slurm_cluster.cancel_all()
