@@ -108,7 +108,8 @@ def test_status_interval_while_ranks_wait(tmpfs, tmp_path, engine, interval):
                 args.append(f"--status-interval={interval}")
             procs.append(subprocess.Popen([*args, str(job)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, env=fio_env(mdw_env(tmpfs, SLURM_PROCID=str(p),
-                                                                         SLURM_NTASKS="2"))))
+                                                                         SLURM_NTASKS="2",
+                                                                         SLURM_STEP_NUM_TASKS="2"))))
             if p == 0:
                 reported = hold_first_at_barrier(tmpfs, procs[0], interval, outs[0])
         ends = [p.communicate(timeout=TIMEOUT) for p in procs]
