@@ -18,20 +18,21 @@ void mdfio_job_summary(const struct thread_data *td, char *buf, size_t len)
 {
 	const struct mdfio_options *eo = td->eo;
 	enum mdfio_phase ph;
+	char repeat[32] = "";
 
 	if (!eo->phase) {
 		snprintf(buf, len, "no phase");
 		return;
 	}
 	ph = (enum mdfio_phase)(eo->phase - 1);
-	if (ph != MDFIO_BENCHMARK)
-		snprintf(buf, len, "%s: %s; md-workbench's numbers: mdfio-report on fio's JSON of the run",
-			 mdfio_phase_name(ph), counted[ph]);
-	else if (eo->repeat > eo->repeats)
+	if (ph == MDFIO_BENCHMARK && eo->repeat > eo->repeats) {
 		snprintf(buf, len, "benchmark %u: not run (repeats=%u)", eo->repeat, eo->repeats);
-	else
-		snprintf(buf, len, "benchmark %u of %u: %s; md-workbench's numbers: mdfio-report on fio's JSON of the run",
-			 eo->repeat, eo->repeats, counted[ph]);
+		return;
+	}
+	if (ph == MDFIO_BENCHMARK)
+		snprintf(repeat, sizeof(repeat), " %u of %u", eo->repeat, eo->repeats);
+	snprintf(buf, len, "%s%s: %s; md-workbench's numbers: mdfio-report on fio's JSON of the run",
+		 mdfio_phase_name(ph), repeat, counted[ph]);
 }
 
 /* fio's progress line counts a job as running from when fio starts it; an
