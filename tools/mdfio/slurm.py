@@ -281,14 +281,10 @@ def kill_processes(conf, spare=()):
     clients started for it. Repeated until none is left, as a dying
     slurmstepd may still fork."""
     mark = f"SLURM_CONF={conf}".encode()
-    mine = set()
-    p = os.getpid()
-    while p > 1:
+    table, mine, p = processes(), set(), os.getpid()
+    while p > 1 and p not in mine:
         mine.add(p)
-        try:
-            p = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
+        p = table[p][2] if p in table else 0
     deadline = time.monotonic() + KILL_TIMEOUT
     while True:
         found = [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()
