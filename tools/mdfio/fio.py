@@ -139,10 +139,15 @@ def descendants(pid, table=None):
 def kill_tree(pid):
     """Kills pid and every process below it. fio's job processes each run
     in a session of their own (fio calls setsid), so only their parentage
-    finds them: pid is stopped first, so that it forks none while they are
-    looked for."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGSTOP)
-    for p in descendants(pid):
+    finds them. Each process found is stopped, and the tree looked at
+    again, until no new one has come: then none forks while the others
+    are killed (a fio server's connection process forks jobs of its own)."""
+    stopped = set()
+    while found := descendants(pid) - stopped:
+        for p in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGSTOP)
+        stopped |= found
+    for p in stopped:
         with contextlib.suppress(ProcessLookupError):
             os.kill(p, signal.SIGKILL)

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .fio import kill_tree
+
 START_TIMEOUT = 10  # s until a server listens
 START_TRIES = 5     # ports tried: another program may take a free one first
 
@@ -58,9 +60,14 @@ class FioServer:
         raise RuntimeError(f"fio server {self.name} did not start: {self.log.read_text()}")
 
     def kill(self):
-        """The host dies: the server and every job it forked, at once."""
+        """The host dies: the server and every job it forked, at once. The
+        jobs are not in the server's process group (each fio job process
+        calls setsid), so they are found by parentage (kill_tree): a
+        killpg alone left them running on, orphans of a dead host that
+        went on to end their phase."""
         if self.proc is None:
             return
+        kill_tree(self.proc.pid)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
