@@ -141,7 +141,8 @@ def kill_tree(pid):
     in a session of their own (fio calls setsid), so only their parentage
     finds them. Each process found is stopped, and the tree looked at
     again, until no new one has come: then none forks while the others
-    are killed (a fio server's connection process forks jobs of its own)."""
+    are killed (a fio server's connection process forks jobs of its own).
+    Returns the processes it killed."""
     stopped = set()
     while found := descendants(pid) - stopped:
         for p in found:
@@ -151,3 +152,4 @@ def kill_tree(pid):
     for p in stopped:
         with contextlib.suppress(ProcessLookupError):
             os.kill(p, signal.SIGKILL)
+    return stopped

@@ -18,6 +18,7 @@ from .fio import kill_tree
 
 START_TIMEOUT = 10  # s until a server listens
 START_TRIES = 5     # ports tried: another program may take a free one first
+KILL_TIMEOUT = 10   # s until a killed host's processes are gone
 
 
 @dataclass
@@ -29,6 +30,7 @@ class FioServer:
     env: dict = field(default=None, repr=False)
     proc: subprocess.Popen = field(default=None, repr=False)
     port: int = 0       # chosen by start()
+    uts: int | None = None  # its UTS namespace (an inode number): the host's processes
 
     @property
     def client_arg(self):
@@ -56,6 +58,11 @@ class FioServer:
                     raise TimeoutError(f"fio server {self.name} is not listening on {self.address}:{self.port}")
                 time.sleep(0.02)
             else:
+                # listening, it runs in its namespace: never this
+                # machine's own, whose processes kill() would all kill
+                self.uts = _uts(self.proc.pid)
+                if self.uts == _uts("self"):
+                    self.uts = None
                 return
         raise RuntimeError(f"fio server {self.name} did not start: {self.log.read_text()}")
 
@@ -64,10 +71,28 @@ class FioServer:
         jobs are not in the server's process group (each fio job process
         calls setsid), so they are found by parentage (kill_tree): a
         killpg alone left them running on, orphans of a dead host that
-        went on to end their phase."""
+        went on to end their phase. A job forked as its parent was being
+        stopped escapes parentage (its parent killed, it is another's
+        child): every process left in the host's UTS namespace is killed
+        until none is. Then each is waited for until it has ended: a
+        process killed leaves its namespace first, and may still close
+        its files (a disk write, a socket) before it is a zombie."""
         if self.proc is None:
             return
-        kill_tree(self.proc.pid)
+        killed = kill_tree(self.proc.pid)
+        deadline = time.monotonic() + KILL_TIMEOUT
+        while self.uts is not None and (left := _in_namespace(self.uts)):
+            killed.update(left)
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"host {self.name}: processes {left} outlive SIGKILL")
+            time.sleep(0.01)
+        while left := [pid for pid in killed if _alive(pid)]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"host {self.name}: processes {left} do not end after SIGKILL")
+            time.sleep(0.01)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -77,6 +102,28 @@ class FioServer:
     def restart(self):
         self.kill()
         self.start()
+
+
+def _uts(pid):
+    """The UTS namespace of a process ('self': this one), None when gone."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/uts").st_ino
+    except OSError:
+        return None
+
+
+def _alive(pid):
+    """Whether a process has not ended (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _in_namespace(uts):
+    """The live processes of a UTS namespace."""
+    return [pid for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()) if _uts(pid) == uts and _alive(pid)]
 
 
 def _free_port(address):
