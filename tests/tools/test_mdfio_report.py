@@ -389,13 +389,6 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     one_line_exit_2(proc, str(path))
     assert "no mdfio job" in proc.stderr
 
-    # a phase that failed before its first step
-    run_fio(job(["benchmark"], tmpfs, steps_per_set=5, precreate_per_set=5), tmp_path, check=False)
-    path = sorted(tmp_path.glob("job-*.json"))[-1]
-    proc = report(path)
-    one_line_exit_2(proc, str(path))
-    assert "failed before its first step" in proc.stderr
-
     # a process missing from a phase
     doc = json.loads(good[good.index("{"):])
     doc["jobs"][0]["job options"]["numjobs"] = "2"
@@ -404,6 +397,26 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
     proc = report(path)
     one_line_exit_2(proc, str(path))
     assert "process is missing" in proc.stderr
+
+
+def test_a_phase_refused_before_its_first_unit_is_not_run(tmp_path, tmpfs):
+    """A benchmark the engine refuses (no precreate before it) is a run
+    with errors, not bad input: its line says it did not run and why,
+    naming the rank and its fio error (exit 1)."""
+    run = run_fio(job(["benchmark"], tmpfs, steps_per_set=5, precreate_per_set=5), tmp_path, check=False)
+    (j,) = run.jobs()
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path)
+    assert proc.returncode == 1, proc.stderr
+    host = re.search(r"host=(\S+?);", j["desc"])[1]
+    lines = proc.stdout.splitlines()
+    assert lines[3] == (f"benchmark not run (repeat 1, job benchmark-0): rank 0 (host {host}) ended with fio "
+                        f"error {j['error']} before its first unit") and j["error"], lines
+    assert lines[-1].startswith("Total runtime: ") and len(lines) == 5, lines
+    assert proc.stderr == (f"mdfio-report: {path}: not every rank completed every phase (the report marks them): "
+                           "benchmark-0 (not run)\n")
+    rec = json.loads(report(path, "--json").stdout)["records"]
+    assert [(r["status"], r["objects"], r["t_max_s"]) for r in rec] == [("not run", None, None)]
 
 
 @pytest.mark.parametrize("literal, needle", [("NaN", "NaN in it"), ("-Infinity", "-Infinity in it"),
@@ -484,13 +497,16 @@ def test_a_running_jobs_histogram_may_be_ahead_of_its_count(runs, tmp_path):
     path = tmp_path / "ahead.json"
     path.write_text(json.dumps(doc))
     assert "bins hold" in report(path).stderr
+    # the same job still in its phase (no phase time yet): no refusal,
+    # and no figures either: the phase is marked as not completed
     bench["read"]["slat_ns"].update(N=0, min=0, max=0, mean=0.0)
     path.write_text(json.dumps(doc))
     proc = report(path, "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     rec = json.loads(proc.stdout)["records"][1]
-    assert rec["phase"] == "benchmark" and rec["create_count"] == bench["write"]["clat_ns"]["N"]
-    assert rec["stat_errors"] == 0 and rec["t_max_s"] == bench["read"]["runtime"] / 1000
+    assert (rec["phase"], rec["status"], rec["create_count"], rec["t_max_s"]) == ("benchmark", "incomplete", None, None)
+    assert re.fullmatch(r"rank 0 \(host \S+\) was still in it at its fio's last report \(that fio died, was "
+                        r"stopped, or still runs\)", rec["reason"]), rec["reason"]
 
 
 @pytest.mark.parametrize("args, needle", [(["--format", "x"], "argument --format: invalid choice: 'x'"),
@@ -536,15 +552,26 @@ def test_the_largest_values_the_engine_takes_cost_no_time(runs, tmp_path):
                for d in range(3))
     assert json.loads(proc.stdout)["parameters"]["reads-cross-hosts"] == f"some ({want} of {3 * (2**32 - 1)})"
     doc = json.loads(text[text.index("{"):])
-    doc["global options"].update(numjobs=str(2**20), hosts=",".join(f"h{i}" for i in range(100000)))
-    doc["jobs"] = [j for j in doc["jobs"] if "rank=0 " in j["desc"]]
-    for j in doc["jobs"]:
-        j["desc"] = f"mdfio rank=0 ranks={2**20} host=h0"
+    # 64 ranks per host: host h0's fio reported all its clones (fio lists
+    # every job it runs), no other host anything
+    per_host = 64
+    doc["global options"].update(numjobs=str(per_host), hosts=",".join(f"h{i}" for i in range(100000)))
+    sections = [j for j in doc["jobs"] if "rank=0 " in j["desc"]]
+    doc["jobs"] = []
+    for j in sections:
+        for r in range(per_host):
+            doc["jobs"].append({**j, "desc": f"mdfio rank={r} ranks={2**20} host=h0"})
     path = tmp_path / "ranks.json"
     path.write_text(json.dumps(doc))
     proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)
-    one_line_exit_2(proc, str(path))
-    assert f"{2**20 - 1} of {2**20} ranks missing: ranks 1-{2**20 - 1} (host h0)" in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    marks = [line for line in proc.stdout.splitlines() if " incomplete (" in line]
+    hosts = 2**20 // per_host
+    assert len(marks) == len(sections), proc.stdout[:1000]
+    for m in marks:
+        assert f"): {2**20 - per_host} of {2**20} ranks missing: ranks 64-127 (host h1); ranks 128-191 (host h2); " in m
+        assert f"; ranks {2**20 - per_host}-{2**20 - 1} (host h{hosts - 1}): hosts h1,h2," in m
+        assert m.endswith(f",h{hosts - 1} did not report them (it died, or its fio JSON is not among the files)")
     doc["jobs"][0]["desc"] = f"mdfio rank=0 ranks={2**20 + 1} host=h0"
     path.write_text(json.dumps(doc))
     proc = subprocess.run([str(REPORT), str(path)], capture_output=True, text=True, timeout=60)

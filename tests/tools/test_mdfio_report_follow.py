@@ -364,24 +364,56 @@ def test_ctrl_c_ends_the_follow_quietly(piped):
     assert proc.stdout.read() == "" and proc.stderr.read() == ""
 
 
+HEAD = {"precreate": ("write", "create"), "benchmark": ("read", "read"), "cleanup": ("trim", "delete")}
+OP_SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"), "delete": ("trim", "clat_ns"),
+           "stat": ("sync", "lat_ns")}
+
+
+def status(jobs):
+    """What the report makes of a section's jobs in one of fio's reports:
+    complete when every rank has its phase time (and no error: these runs
+    have none), not run when none had begun it, incomplete otherwise."""
+    slot = HEAD[jobs[0]["jobname"].rsplit("-", 1)[0]][0]
+    if all(j[slot]["slat_ns"]["N"] == 1 and not j["error"] for j in jobs):
+        return "complete"
+    began = any(j[slot]["total_ios"] or j[slot]["slat_ns"]["N"] or any(j[a][b]["N"] for a, b in OP_SLOT.values())
+                for j in jobs)
+    return "incomplete" if began else "not run"
+
+
 def test_a_report_after_any_of_fios_reports(piped, tmp_path):
     """fio killed after any of its reports leaves that one last: each gives
-    the run as far as it went, with and without --follow (a running job's
-    histogram a sample ahead of its count is fio's, engines.md)."""
+    the phases every rank had completed by then as fio's final report does,
+    and marks the others (exit 1), with and without --follow (a running
+    job's histogram a sample ahead of its count is fio's, engines.md)."""
     docs = documents(piped[2])
+    final = [x for x in report(piped[2]).stdout.splitlines() if PHASE_LINE.match(x)]
     for k in range(1, len(docs) + 1):
         path = tmp_path / f"upto-{k}.json"
         path.write_text("".join(docs[:k]))
+        sections = {}
+        for j in json.loads(docs[k - 1])["jobs"]:
+            sections.setdefault(j["jobname"], []).append(j)
+        states = [status(jobs) for jobs in sections.values()]
         plain = report(path)
-        assert plain.returncode == 0 and plain.stdout.startswith("Args: "), plain.stderr
+        assert plain.returncode == (0 if set(states) == {"complete"} else 1), plain.stderr
+        assert plain.stdout.startswith("Args: "), plain.stderr
+        lines = [x for x in plain.stdout.splitlines() if PHASE_LINE.match(x)]
+        assert len(lines) == len(sections) == len(final), lines
+        for line, whole, name, state in zip(lines, final, sections, states):
+            if state == "complete":
+                assert line == whole
+            else:
+                assert re.fullmatch(rf"{name.rsplit('-', 1)[0]} {state} \((repeat \d, )?job {name}\): .+", line), line
         follow = report("--follow", "--timeout", "1", "-", stdin=open(path))
-        assert follow.returncode == 0 and follow.stdout.endswith(plain.stdout), follow.stderr
+        assert follow.returncode == plain.returncode and follow.stdout.endswith(plain.stdout), follow.stderr
 
 
 def test_a_killed_fio_ends_the_follow(tmp_path, tmpfs):
     """fio killed mid-run: the FILE's writer is gone, so --follow ends at
     once, with the report of fio's last document and a line naming the
-    phases that had not ended, or one line for a document cut short."""
+    phases not completed, which it marks (exit 1), or one line for a
+    document cut short."""
     (tmp_path / "job.fio").write_text(jobtext(tmpfs))
     out = tmp_path / "run.json"
     fio = subprocess.Popen(["fio", *FIO_ARGS, f"--output={out}", str(tmp_path / "job.fio")],
@@ -397,7 +429,7 @@ def test_a_killed_fio_ends_the_follow(tmp_path, tmpfs):
         os.killpg(fio.pid, signal.SIGKILL)
         killed = time.monotonic()
         rest = follow.stdout.read()
-        assert follow.wait(60) in (0, 2) and time.monotonic() - killed < 30
+        assert follow.wait(60) in (1, 2) and time.monotonic() - killed < 30
     finally:
         for p in (fio, follow):
             if p.poll() is None:
@@ -408,10 +440,11 @@ def test_a_killed_fio_ends_the_follow(tmp_path, tmpfs):
         assert len(err.splitlines()) == 1 and "truncated or malformed JSON" in err, err
     else:
         assert rest.endswith(report(out).stdout)
-        m = re.fullmatch(r"mdfio-report: \S+: not ended on every rank when fio's output ended, so their lines "
-                         r"are of what was done: (.*)\n", err)
-        labels = ["benchmark repeat 1", "benchmark repeat 2", "cleanup"]
-        assert m and m[1] in [", ".join(labels[k:]) for k in range(3)], err
+        # the phases not completed, which the report marks: the last ones
+        m = re.fullmatch(r"mdfio-report: \S+: not every rank completed every phase \(the report marks them\): "
+                         r"(.*)\n", err)
+        names = ["benchmark-1", "benchmark-2", "cleanup-3"]
+        assert m and re.sub(r" \((incomplete|not run)\)", "", m[1]) in [", ".join(names[k:]) for k in range(3)], err
 
 
 @pytest.mark.parametrize("args, needle", [

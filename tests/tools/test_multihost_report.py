@@ -1,7 +1,8 @@
 """mdfio-report and mdfio-plot on one run over many hosts and fio processes:
 real runs over 2 and 4 fio servers (each a "host" in a UTS namespace of its
 own) and under mpirun -np 4, the merged figures recomputed here from the raw
-JSON, and the refusals of incomplete or mixed input."""
+JSON, the phases of incomplete input marked, and the refusals of mixed
+input."""
 import json
 import math
 import re
@@ -274,7 +275,7 @@ def test_a_clients_interim_reports(tmp_path):
     check_merged([final], offset=1)
 
 
-# --- refusals ----------------------------------------------------------------
+# --- incomplete and mixed input ----------------------------------------------
 
 def set_global(doc, **opts):
     """Sets [global] options in a document: one object, or from a fio 3.34+
@@ -292,23 +293,43 @@ def edited(path, tmp_path, name, edit):
     return out
 
 
+def marked(run, path, section, mark):
+    """The report of path, the run's JSON edited so that not every rank
+    completed section: every other line as in the run's report, the mark
+    in the section's place, the section named on stderr, exit 1."""
+    whole = report(run).stdout.splitlines()
+    proc = report(path)
+    assert proc.returncode == 1, proc.stderr
+    # Args, Nodemap and the header, then a line per section in jobfile
+    # order (jobfile() names them <phase>-<position>)
+    at = 3 + int(section.rsplit("-", 1)[1])
+    assert proc.stdout.splitlines() == whole[:at] + [mark] + whole[at + 1:], proc.stdout
+    assert proc.stderr == (f"mdfio-report: {path}: not every rank completed every phase (the report marks "
+                           f"them): {section} (incomplete)\n")
+
+
 def test_a_hosts_jobs_missing_from_a_section(two_hosts, tmp_path):
+    """A host's ranks missing from one section (its fio's JSON of it
+    lost): that repeat is marked, every other phase reported."""
     def drop(doc):
         doc["client_stats"] = [j for j in doc["client_stats"]
                                if not (j["jobname"] == "benchmark-2" and "host=host2" in j.get("desc", ""))]
-    line = one_line_exit_2(report(edited(two_hosts[0], tmp_path, "drop.json", drop)))
-    assert "job benchmark-2: 2 of 4 ranks missing: ranks 2-3 (host host2): host host2 did not report them" in line
+    marked(two_hosts[0], edited(two_hosts[0], tmp_path, "drop.json", drop), "benchmark-2",
+           "benchmark incomplete (repeat 2, job benchmark-2): 2 of 4 ranks missing: ranks 2-3 (host host2): host "
+           "host2 did not report them (it died, or its fio JSON is not among the files)")
 
 
 def test_failed_ranks_name_their_host(two_hosts, tmp_path):
+    """Ranks that ended their phase with a fio error its figures do not
+    account for (no failed operation): the phase did not complete on
+    them; fio's EIO for counted errors is the engine's, and its phase
+    completed (test_mdfio_report.py)."""
     def fail(doc):
         for j in doc["client_stats"]:
             if j["jobname"] == "benchmark-1" and "host=host2" in j.get("desc", ""):
                 j["error"] = 5
-    proc = report(edited(two_hosts[0], tmp_path, "fail.json", fail))
-    assert proc.returncode == 1 and proc.stdout.startswith("Args: md-workbench "), proc.stderr
-    assert proc.stderr.splitlines() == [f"mdfio-report: {tmp_path}/fail.json: job benchmark-1: "
-                                        "ranks 2-3 (host host2) ended with fio error 5"]
+    marked(two_hosts[0], edited(two_hosts[0], tmp_path, "fail.json", fail), "benchmark-1",
+           "benchmark incomplete (repeat 1, job benchmark-1): ranks 2-3 (host host2) ended with fio error 5")
 
 
 def test_duplicate_missing_and_mixed_files(mpi_files, four_hosts, tmp_path):
@@ -317,9 +338,15 @@ def test_duplicate_missing_and_mixed_files(mpi_files, four_hosts, tmp_path):
     line = one_line_exit_2(report(*mpi_files, copy))
     assert re.search(rf"rank 0 of 4 twice, from host \S+ \({mpi_files[0]}\) and host \S+ \({copy}\): "
                      "files of different runs, or one file given twice", line), line
-    line = one_line_exit_2(report(*mpi_files[:3]))
-    assert line.endswith("job precreate-0: 1 of 4 ranks missing: ranks 3 (host unknown): "
-                         "their fio's JSON is not among the files"), line
+    # a file left out: its rank is missing from every phase, and the host
+    # of a rank no file names is not known
+    proc = report(*mpi_files[:3])
+    assert proc.returncode == 1 and proc.stdout.splitlines()[1] == "Nodemap: 111?", proc.stdout + proc.stderr
+    missing = "1 of 4 ranks missing: ranks 3 (host unknown): their fio's JSON is not among the files"
+    assert [line for line in proc.stdout.splitlines() if missing in line] == [
+        "precreate incomplete (job precreate-0): " + missing, "benchmark incomplete (repeat 1, job benchmark-1): "
+        + missing, "benchmark incomplete (repeat 2, job benchmark-2): " + missing, "cleanup incomplete (job "
+        "cleanup-3): " + missing], proc.stdout
     assert "given twice" in one_line_exit_2(report(mpi_files[0], mpi_files[0]))
     # same ranks and jobs, another run's parameters
     other = edited(four_hosts, tmp_path, "other.json",
@@ -339,8 +366,11 @@ def test_files_of_runs_with_another_number_of_ranks(mpi_files, tmp_path):
 
 
 def test_a_host_killed_mid_benchmark(tmp_path):
-    """A real client run whose second host dies mid-benchmark: the report
-    names that host's ranks as missing."""
+    """A real client run of a benchmark alone whose second host dies in
+    it (its fio server and every job of it): the report marks the
+    benchmark, naming that host's ranks as missing (without
+    --status-interval a fio client gets a server's results only when its
+    jobs end)."""
     if need_unshare():
         pytest.skip(need_unshare())
     root = tmp_path / "root"
@@ -370,9 +400,12 @@ def test_a_host_killed_mid_benchmark(tmp_path):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    line = one_line_exit_2(report(out))
-    assert line == (f"mdfio-report: {out}: job benchmark-0: 2 of 4 ranks missing: ranks 2-3 (host host2): "
-                    "host host2 did not report them (it died, or its fio JSON is not among the files)")
+    proc = report(out)
+    assert proc.returncode == 1 and proc.stdout.splitlines()[3] == (
+        "benchmark incomplete (repeat 1, job benchmark-0): 2 of 4 ranks missing: ranks 2-3 (host host2): host "
+        "host2 did not report them (it died, or its fio JSON is not among the files)"), proc.stdout
+    assert proc.stderr == (f"mdfio-report: {out}: not every rank completed every phase (the report marks them): "
+                           "benchmark-0 (incomplete)\n")
 
 
 # --- mdfio-plot ----------------------------------------------------------------

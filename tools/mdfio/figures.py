@@ -5,8 +5,8 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import (COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, Section, document_header, fio_size, load,
-                      short)
+from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, Section, document_header,
+                      fio_size, load, short)
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -67,22 +67,52 @@ class PhaseFigures:
     # md-workbench -t of the section (0: none)
     waiting_factor: float = 0.0
     stonewall_iter: int = 0
+    # a phase with figures is one every rank completed (PhaseMark)
+    status: str = COMPLETE
+    reason: str | None = None
 
     def record(self):
-        """The flat record of --json and --csv: the fields, then op_<figure>."""
+        """The flat record of --json and --csv: the fields, op_<figure>,
+        then the status."""
         r = {k: getattr(self, k) for k in RECORD_FIELDS}
         for op in OPS:
             o = self.ops[op]
             r[f"{op}_count"], r[f"{op}_errors"] = o.count, o.errors
             for k in LATENCY:
                 r[f"{op}_{k}"] = getattr(o, k)
+        return {**r, "status": self.status, "reason": self.reason}
+
+
+@dataclass
+class PhaseMark:
+    """A phase (or benchmark repeat) that not every rank completed
+    (fiojson.RunSections.completion): status INCOMPLETE or NOT_RUN, and
+    the reason, naming the ranks at fault and their hosts. It has no
+    figures: those of the ranks that did complete it are not the phase's."""
+    phase: str
+    repeat: int
+    ranks: int
+    status: str
+    reason: str
+    section: str
+    waiting_factor: float = 0.0
+
+    def record(self):
+        """The record of --json and --csv: every figure None (null, an
+        empty cell), what is known, and the status a parser tests."""
+        r = dict.fromkeys(FIELDS)
+        r.update(phase=self.phase, repeat=self.repeat, process="all", ranks=self.ranks,
+                 waiting_factor=self.waiting_factor, status=self.status, reason=self.reason)
         return r
 
 
 RECORD_FIELDS = ("phase", "repeat", "process", "host", "ranks", "t_max_s", "t_min_s", "t_mean_s", "balance_pct",
                  "t_stddev_s", "iops", "objects", "obj_per_s", "dsets", "dset_per_s", "tp_mib_per_s",
                  "op_max_s", "errors", "stonewall_iter", "waiting_factor")
-FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)]
+# status and reason last: the columns of the CSV before them stay where
+# they were before a record had them
+FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "errors", *LATENCY)] + ["status",
+                                                                                                      "reason"]
 
 
 def sample_at(bins, k):
@@ -233,13 +263,16 @@ ADAPTIVE_RUNS = 8
 
 
 class Run:
-    """The figures of one run of mdfio, phase by phase (PhaseFigures, each
-    with its processes' figures), from fio's JSON documents [(doc, name)]:
-    one, or one per fio process of the run (mpirun, srun). Of an interim
-    report (fio's --status-interval), interim=True: phases holds only the
-    phases that have ended on every rank, whose figures are final, but
-    those of the sections named in skip (already known); a running job's
-    are read only by count and time (Job.done, Job.time_so_far)."""
+    """The figures of one run of mdfio, phase by phase, from fio's JSON
+    documents [(doc, name)]: one, or one per fio process of the run
+    (mpirun, srun). entries holds, in the run's order, a PhaseFigures
+    (with its processes' figures) for each phase that every rank completed
+    and a PhaseMark for each that not every rank did; phases the
+    PhaseFigures alone, marks the PhaseMarks. Of an interim report (fio's
+    --status-interval), interim=True: only the phases completed on every
+    rank, whose figures are final, but those of the sections named in
+    skip (already known), and no marks; a running job's are read only by
+    count and time (Job.done, Job.time_so_far)."""
 
     def __init__(self, docs, interim=False, skip=()):
         self.name = ", ".join(name for _, name in docs)
@@ -256,34 +289,44 @@ class Run:
             raise BadInput(f"{self.name}: every mdfio job of this run is a benchmark repeat beyond repeats=")
         first = sections[0]
         self.repeats = 0
-        self.ranks = len(first.jobs)
+        # the run's ranks: as every rank's description says (a section may
+        # lack some, of a host that died), else the clones of one fio
+        self.ranks = self.layout.ranks if self.layout.ranks is not None else len(first.jobs)
         self.d, self.p, self.i = (first.int_opt(k) for k in ("datasets", "precreate_per_set", "steps_per_set"))
         self.s = object_size(first)
         self.first = first
-        # the host of each rank, and the hosts in rank order
-        self.host_of = {j.rank: j.host for j in first.jobs}
+        # the host of each rank (as any section names it, else as hosts=
+        # places it), and the hosts in rank order
+        self.host_of = {r: self.layout.host(first, r) for r in range(self.ranks)}
         self.hosts = list(dict.fromkeys(h for h in self.host_of.values() if h is not None))
         self.sections = sections
         # md-workbench -T: the 8 sections of adaptive_waiting=1 of a repeat
         # (its plain run and its waiting runs) are one iteration
-        self.phases, self.errors, repeat, adaptive_runs = [], 0, 0, 0
+        self.entries, self.phases, self.marks, self.errors, repeat, adaptive_runs = [], [], [], 0, 0, 0
+        self.completed = []     # the sections every rank completed
         # each section's md-workbench repeat (0 for precreate and cleanup)
         self.repeat_of = {}
         for sec in sections:
             if sec.phase not in HEADLINE:
                 raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
-            head = HEADLINE[sec.phase]
-            if all(j.error and not j.total_ios(head) for j in sec.jobs):
-                on = f" on hosts {','.join(self.hosts)}" if len(self.hosts) > 1 else ""
-                raise BadInput(f"{sec.doc_name}: job {sec.name} ({sec.phase}) failed before its first step{on} "
-                               f"(fio error {sec.jobs[0].error}); fio's stderr says why")
             if sec.phase == "benchmark":
                 adaptive = sec.int_opt("adaptive_waiting") == 1
                 repeat += 0 if adaptive and adaptive_runs % ADAPTIVE_RUNS else 1
                 adaptive_runs += adaptive
                 self.repeats = repeat
             self.repeat_of[sec.name] = repeat if sec.phase == "benchmark" else 0
-            if interim and (sec.name in skip or not self.ended(sec)):
+            status, reason = self.layout.completion(sec)
+            if status != COMPLETE:
+                # no figures: those of the ranks that completed it are not
+                # the phase's (md-workbench's are over every rank)
+                if not interim:
+                    mark = PhaseMark(sec.phase, self.repeat_of[sec.name], self.ranks, status, reason, sec.name,
+                                     sec.waiting_factor)
+                    self.entries.append(mark)
+                    self.marks.append(mark)
+                continue
+            self.completed.append(sec)
+            if interim and sec.name in skip:
                 continue
             f = phase_figures(sec, sec.jobs, self.repeat_of[sec.name], "all")
             f.processes = [phase_figures(sec, [j], f.repeat, j.rank) for j in sec.jobs]
@@ -292,6 +335,7 @@ class Run:
             for x in [f] + f.processes:
                 x.waiting_factor = sec.waiting_factor
             self.errors += f.errors + sum(1 for j in sec.jobs if j.error)
+            self.entries.append(f)
             self.phases.append(f)
         self.total_objects = self.d * (self.i * self.repeats + self.p) * self.ranks
         self.working_set = self.ranks * self.d * self.p * self.s / 2**20
@@ -310,8 +354,18 @@ class Run:
         return len(self.hosts) > 1
 
     def failed(self):
-        """A line per section whose ranks ended with a fio error."""
-        return self.layout.failed()
+        """A line per completed section whose ranks ended with a fio error
+        that leaves its figures whole (fiojson.completed_error: the EIO of
+        the errors they count); those of the others are in their marks."""
+        return self.layout.failed(self.completed)
+
+    def not_completed(self):
+        """The line of the phases not every rank completed; None when every
+        rank completed every phase."""
+        if not self.marks:
+            return None
+        return ("not every rank completed every phase (the report marks them): "
+                + ", ".join(f"{m.section} ({m.status})" for m in self.marks))
 
     def cross_host_reads(self):
         """(k, n): of the n reads of a benchmark step over all ranks and
@@ -335,7 +389,12 @@ class Run:
     def nodemap(self):
         """md-workbench's Nodemap: a digit per rank, 1 if it ran on rank
         0's host."""
-        return "".join("1" if self.host_of.get(r) == self.host_of.get(0) else "0" for r in range(self.ranks))
+        if self.layout.ranks is None:
+            return "1" * self.ranks      # one fio: one host
+        # '?': a rank no section and no hosts= places (its fio's JSON is
+        # not among the files)
+        return "".join("?" if self.host_of[r] is None or self.host_of[0] is None else
+                       "1" if self.host_of[r] == self.host_of[0] else "0" for r in range(self.ranks))
 
     def waiting(self):
         """(adaptive, repeats, factor text): whether the benchmark sections

@@ -5,6 +5,7 @@ JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
 import datetime
+import errno
 import json
 import math
 import re
@@ -48,6 +49,11 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # files (or hosts) of different runs
 RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", "rank_offset",
                "start_index", "read_only", "verify_read", "repeat", "repeats", "directory")
+
+
+# what completion() finds of a section (docs/reports.md "A run that did
+# not complete")
+COMPLETE, INCOMPLETE, NOT_RUN = "complete", "incomplete", "not run"
 
 
 class BadInput(Exception):
@@ -411,6 +417,24 @@ class Job:
             return exact.counter("max") / 1e9
         return self.runtime_ms(slot) / 1000.0 or None
 
+    def began(self, slot):
+        """Whether this process had begun the phase whose count is in slot
+        (a unit attempted, or its time recorded) when fio wrote this
+        report: a section not begun has counts of 0."""
+        return bool(self.total_ios(slot) or self.phase_ended(slot)
+                    or any(self.done(op) for op in SLOT))
+
+    def counted_errors(self, slot):
+        """The errors of this process that the phase's figures count: its
+        failed operations (drop_ios; for stat, the stats made less those
+        timed) and the datasets the phase left undone. The engine fails a
+        job that has them with EIO (engines/core.c, engine_cleanup): that
+        fio error is the one these account for."""
+        stat = self.slot("sync")
+        return (sum(self.drop_ios(s) for s in ("read", "write", "trim"))
+                + max(stat.counter("total_ios") - stat.child("lat_ns").counter("N"), 0)
+                + self.datasets_undone(slot))
+
     def datasets_undone(self, slot):
         """The datasets a precreate did not make or a cleanup did not
         remove: the engine's count in short_ios, which fio never uses for an
@@ -442,6 +466,8 @@ class Section:
 
     def __init__(self, name, opts, doc_name):
         self.name, self.opts, self.jobs, self.doc_name = name, opts, [], doc_name
+        # the run's ranks of which no process reported this section
+        self.missing = []
 
     def opt(self, key):
         return pick(self.opts.get(key, DEFAULTS.get(key, "")))
@@ -523,7 +549,9 @@ def mdfio_sections(doc, name):
     else:
         jobs = top.items("jobs")
     glob, per_server = global_options(top)
-    sections, order = {}, []
+    # the jobs' order per fio process (a fio server of a client: its
+    # hostname and port), each the jobfile's
+    sections, orders = {}, {}
     # fio's client writes its JSON once, at its end, and appends every
     # --status-interval report of a job to client_stats, the final one
     # last: a rank's later report from the same fio server (address and
@@ -545,6 +573,8 @@ def mdfio_sections(doc, name):
         key = j.name
         if key not in sections:
             sections[key] = Section(j.name, opts, name)
+        order = orders.setdefault((j.hostname, raw.get("port")), [])
+        if key not in order:
             order.append(key)
         sec = sections[key]
         if "client_stats" in doc and j.rank is not None:
@@ -554,10 +584,28 @@ def mdfio_sections(doc, name):
                 continue
             reported[where] = len(sec.jobs)
         sec.jobs.append(j)
-    found = [sections[k] for k in order]
+    found = [sections[k] for k in merged_order(orders.values())]
     if not found:
         raise BadInput(f"{name}: no mdfio job in this fio run (ioengine=external:.../mdfio-*.so with phase=)")
     return found
+
+
+def merged_order(orders):
+    """One order of the jobs of every fio process: each lists them in the
+    jobfile's order, but a fio server that died lacks the later ones, and
+    a fio client interleaves its servers' reports, so the order in which
+    the jobs first come is not the jobfile's. The longest list first, then
+    each job of the others that it lacks after the one before it there."""
+    merged = []
+    for order in sorted(orders, key=len, reverse=True):
+        at = 0
+        for key in order:
+            if key in merged:
+                at = merged.index(key) + 1
+            else:
+                merged.insert(at, key)
+                at += 1
+    return merged
 
 
 def document_header(doc, name):
@@ -601,15 +649,25 @@ def listed_hosts(sec):
     return lambda rank: hosts[rank // per_host] if rank // per_host < len(hosts) else None
 
 
+def completed_error(job, slot):
+    """Whether a job's fio error, beside its phase time, leaves the phase's
+    figures whole: the EIO the engine gives a job for the errors those
+    figures count (engines/core.c, engine_cleanup)."""
+    return job.error == errno.EIO and job.counted_errors(slot) > 0
+
+
 class RunSections:
     """One run's mdfio sections over all its documents [(doc, name)]: jobs
     matched by jobname across documents and hosts, each a global rank from
-    its description, every rank 0..ranks-1 exactly once in every section.
+    its description, no rank twice in a section, and the ranks a section
+    lacks (a host that died) in its missing; completion() says which
+    sections every rank completed.
     Without ranks in the descriptions (an mdfio before runs over many
     hosts), one document's clones in fio's order are the ranks."""
 
     def __init__(self, docs):
         self.files = [name for _, name in docs]
+        self._listed = {}
         twice = next((f for i, f in enumerate(self.files) if f in self.files[:i]), None)
         if twice is not None:
             raise BadInput(f"{twice}: given twice")
@@ -695,6 +753,10 @@ class RunSections:
                                "(numjobs): a process is missing")
 
     def _check_ranks(self, sec):
+        """Refuses a rank given twice (files or hosts of different runs);
+        keeps the ranks the section lacks in sec.missing: a host or process
+        that died, or whose JSON is not among the files, leaves its ranks
+        out of a section (completion() says so)."""
         seen = {}
         for j in sec.jobs:
             if j.rank in seen:
@@ -705,25 +767,75 @@ class RunSections:
                     raise BadInput(f"{a.file}: job {sec.name}: {twice}: not one run")
                 raise BadInput(f"job {sec.name}: {twice}: files of different runs, or one file given twice")
             seen[j.rank] = j
-        missing = [r for r in range(self.ranks) if r not in seen]
-        if not missing:
-            return
-        listed, by_host = listed_hosts(sec), {}
-        for r in missing:
-            by_host.setdefault(self.host_of.get(r) or listed(r), []).append(r)
+        sec.missing = [r for r in range(self.ranks) if r not in seen]
+
+    def host(self, sec, rank):
+        """The host of a rank: as any section of the run names it, else as
+        the section's hosts= places it; None when neither does."""
+        if rank in self.host_of:
+            return self.host_of[rank]
+        # hosts= parsed once per section: a run may list 10^5 hosts
+        if sec.name not in self._listed:
+            self._listed[sec.name] = listed_hosts(sec)
+        return self._listed[sec.name](rank)
+
+    def _missing(self, sec):
+        """The clause of completion() for the ranks a section lacks."""
+        by_host = {}
+        for r in sec.missing:
+            by_host.setdefault(self.host(sec, r), []).append(r)
         parts = [f"ranks {spans(rs)}" + (f" (host {h})" if h else " (host unknown)") for h, rs in by_host.items()]
         known = [h for h in by_host if h]
         why = (f"host{'s' if len(known) > 1 else ''} {','.join(known)} did not report them (it died, or its fio "
                "JSON is not among the files)" if known else "their fio's JSON is not among the files")
-        prefix = f"{self.files[0]}: " if len(self.files) == 1 else ""
-        raise BadInput(f"{prefix}job {sec.name}: {len(missing)} of {self.ranks} ranks missing: "
-                       f"{'; '.join(parts)}: {why}")
+        return f"{len(sec.missing)} of {self.ranks} ranks missing: {'; '.join(parts)}: {why}"
 
-    def failed(self):
-        """A line per section whose ranks ended with a fio error, naming
-        their ranks and hosts; [] when none did."""
+    def completion(self, sec):
+        """(status, reason) of a section: COMPLETE when every rank of the
+        run reported it with its phase time (the engine records it when
+        the rank has ended every unit of its phase) and a fio error of 0,
+        or one that leaves the phase's figures whole (completed_error);
+        NOT_RUN when no rank had begun it; INCOMPLETE otherwise. reason
+        (None when complete) names the ranks at fault, by host, and why."""
+        head = HEADLINE.get(sec.phase)
+        faults, began = [], False
+        for j in sec.jobs:
+            ended, error = j.phase_ended(head), j.error
+            began = began or j.began(head)
+            if ended and (not error or completed_error(j, head)):
+                continue
+            if ended:
+                what = f"ended with fio error {error}"
+            elif j.began(head):
+                what = (f"stopped with fio error {error} before the end of {{its}} phase" if error else
+                        "{were} still in it at {its} fio's last report (that fio died, was stopped, or still runs)")
+            else:
+                what = (f"ended with fio error {error} before {{its}} first unit" if error else
+                        "had not begun it at {its} fio's last report")
+            faults.append((j.rank, what, j.host))
+        if not faults and not sec.missing:
+            return COMPLETE, None
+        # a clause per fault and host, in the order of their first rank,
+        # naming ranks as the missing ones are named
+        clauses = {}
+        for rank, what, host in sorted(faults):
+            clauses.setdefault(what, {}).setdefault(host, []).append(rank)
+        parts = []
+        for what, by_host in clauses.items():
+            for h, rs in by_host.items():
+                many = len(rs) > 1
+                parts.append((rs[0], f"rank{'s' if many else ''} {spans(rs)}" + (f" (host {h})" if h else "") + " "
+                              + what.format(its="their" if many else "its", were="were" if many else "was")))
+        if sec.missing:
+            parts.append((sec.missing[0], self._missing(sec)))
+        reason = "; ".join(text for _, text in sorted(parts, key=lambda p: p[0]))
+        return (INCOMPLETE if began else NOT_RUN), reason
+
+    def failed(self, sections):
+        """A line per section of sections whose ranks ended with a fio
+        error, naming their ranks and hosts; [] when none did."""
         lines = []
-        for sec in self.sections:
+        for sec in sections:
             bad = [j for j in sec.jobs if j.error]
             if not bad:
                 continue

@@ -4,12 +4,14 @@ fio writes an interim JSON document every --status-interval, each with
 every job of the run: a section not begun has counts of 0, a running one
 its counts so far. The engine records a rank's phase time (the slat_ns
 sample of the phase's slot) when the rank ends the phase, so a phase whose
-every rank has it has ended, and its figures are final: its lines are
-printed once, as soon as a document shows that. The phase running has a
+every rank has it (and no fio error but those that leave its figures whole)
+is complete, and its figures are final: its lines are printed once, as
+soon as a document shows that. The phase running has a
 live line: objects done (the phase's own: created, read or deleted), the
 rate over the slowest rank's time so far, and the ranks that have ended.
 When fio's output ends, its last document, fio's final one, is the run
-(mdfio-report prints its report as without --follow).
+(mdfio-report prints its report as without --follow, the phases not every
+rank completed marked).
 
 fio's output ends: on stdin (or any other pipe) at its end of file, when
 fio exits; in a regular FILE when no process has it open for writing any
@@ -208,8 +210,7 @@ class Live:
 
 
 def begun(sec):
-    head, op = HEADLINE[sec.phase], OBJECTS[sec.phase]
-    return any(j.total_ios(head) or j.done(op) or j.phase_ended(head) for j in sec.jobs)
+    return any(j.began(HEADLINE[sec.phase]) for j in sec.jobs)
 
 
 def running(run):
@@ -274,9 +275,9 @@ def _follow(source, opts, block, live):
     printed = {}
     last, quiet_since = None, time.monotonic()
 
-    def show(run, ended=lambda f: True):
+    def show(run):
         for f in run.phases:
-            if f.section not in printed and ended(f):
+            if f.section not in printed:
                 printed[f.section] = block(run, f, opts)
                 live.lines(printed[f.section])
     while True:
@@ -299,16 +300,13 @@ def _follow(source, opts, block, live):
     docs = stream.feed(text.decode(b"", final=True)) + stream.close()
     run = Run([(docs[-1] if docs else last, name)])
     live.set(None)
+    # a phase printed live whose lines fio's final document changes (a
+    # count the engine makes at the job's end), or that a rank's fio
+    # error, known only then, leaves incomplete
     notes = [f"{name}: the {label(run, f)} lines printed live differ from those of fio's final document, "
-             "which the report holds" for f in run.phases
+             "which the report holds" for f in run.entries
              if f.section in printed and printed[f.section] != block(run, f, opts)]
-    # a fio stopped (or a phase stopped short) leaves phases that never
-    # ended, whose lines are of what was done: the report cannot tell
-    sections = {sec.name: sec for sec in run.sections}
-    ended = lambda f: run.ended(sections[f.section])
-    short = [label(run, f) for f in run.phases if not ended(f)]
-    if short:
-        notes.append(f"{name}: not ended on every rank when fio's output ended, so their lines are of what was "
-                     f"done: {', '.join(short)}")
-    show(run, ended)
+    # the phases not every rank completed are marked in the report, which
+    # says so on stderr (a fio killed, a phase stopped short, a host gone)
+    show(run)
     return run, notes

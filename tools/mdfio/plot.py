@@ -12,7 +12,9 @@ against the number of ranks, one line per label (the layout of the
 MD-REAL-IO report's figures). A run is one JSON file, or one per fio process
 of the run (mpirun, srun), comma-separated in --scaling; its figures are over
 every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
-make it. Exit status: 0, or 2 with one line on stderr.
+make it. A phase not every rank of the run completed (a host died) is not
+drawn: a line on stderr names it. Exit status: 0; 1 when a phase was not
+drawn so; 2 with one line on stderr.
 """
 import math
 import os
@@ -267,8 +269,12 @@ def plot_repeats(out, run, scope=""):
         for f in bench))
     mean = sum(f.obj_per_s for f in bench) / len(bench)
     spread = (max(f.obj_per_s for f in bench) - min(f.obj_per_s for f in bench)) / mean * 100 if mean else 0
-    repeats = len([f for f in run.phases if f.phase == "benchmark"])
+    repeats = len([f for f in run.entries if f.phase == "benchmark"])
     title = f"benchmark rate per repeat{scope} (mean {mean:.1f} obj/s, spread {spread:.1f}% of the mean)"
+    # a repeat not every rank completed has no point, and the title says why
+    broken = [f"{m.repeat} {m.status}" for m in run.marks if m.phase == "benchmark"]
+    if broken:
+        title += f"; repeat {', '.join(broken)}"
     gnuplot(out, name, "\n".join([
         f"set title {gp(title)}",
         "set xlabel 'repeat'", "set ylabel 'objects/s'", "set yrange [0:*]", "set xtics 1", "set grid",
@@ -350,6 +356,7 @@ def main(argv=None):
                     raise BadInput(f"--scaling {item}: expected LABEL=RUN.json[,RUN.json...]")
                 runs.append((lab, load_run(path.split(","))))
             made.append(plot_scaling(out, runs))
+            named = [(f"--scaling {item}", run) for item, (_, run) in zip(args.scaling, runs)]
         elif args.run:
             if not args.logs:
                 raise BadInput("--logs PREFIX is required: the latency_log= prefix of the run")
@@ -361,6 +368,7 @@ def main(argv=None):
                 made += [plot_timeline(out, f, logs[label(f)], cache, args.max_points, scope),
                          plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope)]
             made.append(plot_repeats(out, run, scope))
+            named = [(run.name, run)]
         else:
             raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
     except BadInput as e:
@@ -368,5 +376,10 @@ def main(argv=None):
         return 2
     for name in filter(None, made):
         print(out / f"{name}.png")
-    return 0
+    # the phases not every rank completed have no figures (no point in
+    # repeats-rate or scaling): said as mdfio-report says it, exit 1
+    broken = [(name, run) for name, run in named if run.marks]
+    for name, run in broken:
+        print(f"mdfio-plot: {name}: {run.not_completed()}; not drawn", file=sys.stderr)
+    return 1 if broken else 0
 

@@ -17,10 +17,13 @@ JSON (client_stats). One run may be several files, one per fio process
 (mpirun, srun: mdfio-report run.*.json), and a client's JSON many hosts: the
 figures are over every rank of the run, each rank once in every phase.
 With --follow it reads fio's output while fio writes it (--status-interval)
-and prints each phase's lines as soon as the phase has ended on every rank,
-a live line while one runs, then the report (mdfio.follow).
-Exit status: 0, 1 when the run reported errors, 2 when the input cannot be
-used (one line on stderr).
+and prints each phase's lines as soon as every rank has completed it, a
+live line while one runs, then the report (mdfio.follow).
+A phase (or benchmark repeat) that not every rank of the run completed
+(a host died, a rank failed) has a line saying which ranks and hosts and
+why, and no figures (records: status, reason).
+Exit status: 0, 1 when the run reported errors or a phase did not complete
+on every rank, 2 when the input cannot be used (one line on stderr).
 """
 import csv
 import datetime
@@ -31,7 +34,7 @@ import sys
 
 from .cli import ArgumentParser, positive_seconds
 from .fiojson import BadInput, error_line
-from .figures import FIELDS, load_run
+from .figures import FIELDS, PhaseMark, load_run
 from .follow import follow
 
 
@@ -143,10 +146,22 @@ def footer(run):
     return [f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}"]
 
 
+def mark_line(m):
+    """The line of a phase that not every rank completed, in every text
+    format: the phase as its line begins, incomplete or not run, which
+    repeat and job, and why, naming the ranks and hosts at fault. No
+    figure: those of the ranks that completed it are not the phase's."""
+    which = f"repeat {m.repeat}, job {m.section}" if m.phase == "benchmark" else f"job {m.section}"
+    return f"{m.phase} {m.status} ({which}): {m.reason}"
+
+
 def phase_block(run, f, opts):
     """The lines of phase f in the text format opts.format: its line, then
-    its processes' with --process-reports. The report prints these, and
-    --follow each as soon as its phase has ended on every rank."""
+    its processes' with --process-reports; a phase that not every rank
+    completed (a PhaseMark) has its mark line alone. The report prints
+    these, and --follow each as soon as every rank has completed its phase."""
+    if isinstance(f, PhaseMark):
+        return [mark_line(f)]
     if opts.format.startswith("md-real-io"):
         read_only = run.params()["read-only"] == 1
         line = lambda x, whole: md_real_io_line(x, read_only, opts.format == "md-real-io-2017")
@@ -162,7 +177,7 @@ def phase_block(run, f, opts):
 
 
 def phase_lines(run, opts):
-    return [line for f in run.phases for line in phase_block(run, f, opts)]
+    return [line for f in run.entries for line in phase_block(run, f, opts)]
 
 
 def render_md_workbench(run, opts):
@@ -254,7 +269,7 @@ def render_md_real_io(run, opts, era):
                                          "data-sets")]
     lines += ["\tlim-free-mem=0", "\tlim-free-mem-phase=0", f"\tobject-size={run.s}",
               f"\titerations={run.repeats}", f"\tstart-index={p['start-item']}"]
-    present = {f.phase for f in run.phases}
+    present = {f.phase for f in run.entries}
     lines += [f"\trun-{ph}" for ph in ("precreate", "benchmark", "cleanup") if ph in present]
     if opts.process_reports:
         lines.append("\tprocess-reports")
@@ -265,11 +280,12 @@ def render_md_real_io(run, opts, era):
 
 
 def records(run, process_reports):
-    """The records of --json and --csv: a phase's, then its processes' when asked."""
+    """The records of --json and --csv: a phase's, then its processes' when
+    asked; a phase that not every rank completed has its record alone."""
     out = []
-    for f in run.phases:
+    for f in run.entries:
         out.append(f.record())
-        if process_reports:
+        if process_reports and not isinstance(f, PhaseMark):
             out += [p.record() for p in f.processes]
     return out
 
@@ -356,4 +372,7 @@ def main(argv=None):
         print(f"mdfio-report: {note}", file=sys.stderr)
     for line in run.failed():
         print(f"mdfio-report: {run.name}: {line}", file=sys.stderr)
-    return 1 if run.errors else 0
+    # said on stderr too: --json, --csv or a pipe may hide the marks
+    if run.marks:
+        print(f"mdfio-report: {run.name}: {run.not_completed()}", file=sys.stderr)
+    return 1 if run.errors or run.marks else 0
