@@ -332,6 +332,21 @@ def test_failed_ranks_name_their_host(two_hosts, tmp_path):
            "benchmark incomplete (repeat 1, job benchmark-1): ranks 2-3 (host host2) ended with fio error 5")
 
 
+def test_fios_own_late_error_leaves_the_phase_whole(two_hosts, tmp_path):
+    """fio's EDEADLK ("stuck grabbing stat_sem"), which it gives a job
+    whose I/O has ended when its stats lock stays taken (its status thread,
+    --status-interval), skips only fio's runtime: the phase is reported,
+    the ranks named on stderr, exit 1."""
+    def late(doc):
+        for j in doc["client_stats"]:
+            if j["jobname"] == "benchmark-1" and "host=host2" in j.get("desc", ""):
+                j["error"] = 35
+    path = edited(two_hosts[0], tmp_path, "late.json", late)
+    proc = report(path)
+    assert (proc.returncode, proc.stdout) == (1, report(two_hosts[0]).stdout), proc.stderr
+    assert proc.stderr == f"mdfio-report: {path}: job benchmark-1: ranks 2-3 (host host2) ended with fio error 35\n"
+
+
 def test_duplicate_missing_and_mixed_files(mpi_files, four_hosts, tmp_path):
     copy = tmp_path / "copy.json"
     copy.write_text(mpi_files[0].read_text())

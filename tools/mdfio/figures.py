@@ -355,8 +355,8 @@ class Run:
 
     def failed(self):
         """A line per completed section whose ranks ended with a fio error
-        that leaves its figures whole (fiojson.completed_error: the EIO of
-        the errors they count); those of the others are in their marks."""
+        that leaves its figures whole (fiojson.completed_error); those of
+        the others are in their marks."""
         return self.layout.failed(self.completed)
 
     def not_completed(self):

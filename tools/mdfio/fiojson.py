@@ -652,8 +652,12 @@ def listed_hosts(sec):
 def completed_error(job, slot):
     """Whether a job's fio error, beside its phase time, leaves the phase's
     figures whole: the EIO the engine gives a job for the errors those
-    figures count (engines/core.c, engine_cleanup)."""
-    return job.error == errno.EIO and job.counted_errors(slot) > 0
+    figures count (engines/core.c, engine_cleanup), or fio's own EDEADLK
+    of a job that waited 5 s for its stats lock after its I/O had ended
+    (backend.c: "fio seems to be stuck grabbing stat_sem"), which skips
+    only fio's runtime, a figure the report does not use."""
+    return ((job.error == errno.EIO and job.counted_errors(slot) > 0)
+            or job.error == errno.EDEADLK)
 
 
 class RunSections:
