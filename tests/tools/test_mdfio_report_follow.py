@@ -313,7 +313,31 @@ def test_cut_and_malformed_streams(piped, tmp_path):
     assert "'N' is -1" in one_line_exit_2(report("--follow", "-", stdin=open(bad)))
     # empty, and no document
     assert "is empty" in one_line_exit_2(report("--follow", "-", input=""))
-    assert "no fio JSON document" in one_line_exit_2(report("--follow", "-", input="fio: no such job\n"))
+    proc = report("--follow", "-", input="fio: no such job\n")
+    assert proc.returncode == 2 and proc.stderr.startswith("fio: no such job\nmdfio-report: <stdin>: no fio JSON")
+
+
+def test_fios_messages_come_on_stderr_as_fio_writes_them(piped):
+    """A line fio writes between its documents (its own or the engine's
+    message, which a fio client relays from its servers) is on stderr as
+    soon as it is whole, while fio's output goes on; the report is that of
+    the documents alone."""
+    docs = documents(piped[2])
+    feed_r, feed_w = os.pipe()
+    proc = subprocess.Popen([str(REPORT), "--follow", "-"], stdin=feed_r, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    os.close(feed_r)
+    said = ["<host2> mdfio: rank 3 benchmark: cannot create /r/3_0/file-9: File exists; the run stops here",
+            "fio: pid=12, err=17/file:engines/core.c:1, func=io_u error, error=File exists"]
+    try:
+        os.write(feed_w, (docs[0] + said[0] + "\n" + said[1][:20]).encode())
+        assert select.select([proc.stderr], [], [], 30)[0] and proc.stderr.readline() == said[0] + "\n"
+        os.write(feed_w, (said[1][20:] + "\n" + "".join(docs[1:])).encode())
+        assert proc.stderr.readline() == said[1] + "\n"
+    finally:
+        os.close(feed_w)
+        assert proc.wait(60) == 0
+    assert proc.stdout.read().endswith(report(piped[2]).stdout) and proc.stderr.read() == ""
 
 
 def test_waiting_is_bounded(piped, tmp_path):

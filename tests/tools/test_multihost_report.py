@@ -423,6 +423,44 @@ def test_a_host_killed_mid_benchmark(tmp_path):
                            "benchmark-0 (incomplete)\n")
 
 
+def test_a_clients_errors_reach_the_terminal_as_they_happen(tmp_path):
+    """fio --client ... | mdfio-report --follow -: an engine's error on a
+    server is on the terminal (stderr) while the run goes on, not only in
+    fio's output at its end (a fio client writes its JSON, and with
+    --output every message, only when it ends). Here every rank refuses
+    the precreate at once (a directory that is not mdfio's where a dataset
+    goes), and the later sections start 6 s after fio: the error comes
+    while fio still runs."""
+    if need_unshare():
+        pytest.skip(need_unshare())
+    root = tmp_path / "root"
+    (root / "0_0").mkdir(parents=True)
+    text = jobtext(root, 1, 1).replace("phase=benchmark\n", "phase=benchmark\nstartdelay=6\n")
+    text = text.replace("phase=cleanup\n", "phase=cleanup\nstartdelay=6\n")
+    job = tmp_path / "job.fio"
+    with fio_servers(2, tmp_path, env=fio_env()) as servers:
+        job.write_text(text.replace("[global]\n", f"[global]\nhosts={','.join(s.name for s in servers)}\n"))
+        hosts = tmp_path / "hosts.list"
+        hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+        fio = subprocess.Popen(["fio", f"--client={hosts}", "--output-format=json+", str(job)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=fio_env())
+        follow = subprocess.Popen([str(REPORT), "--follow", "-"], stdin=fio.stdout, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        fio.stdout.close()
+        try:
+            said = [(line, fio.poll() is None) for line in follow.stderr]
+            assert follow.wait(TIMEOUT) == 1 and fio.wait(TIMEOUT) != 0
+        finally:
+            for p in (fio, follow):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    refusal = f"mdfio: {root}/0_0 already exists: refusing to precreate over it (nothing was touched)"
+    live = [line for line, running in said if running]
+    assert any(re.fullmatch(rf"<host[12]> {re.escape(refusal)}\n", line) for line in live), said
+    assert said[-1][0].startswith("mdfio-report: <stdin>: not every rank completed every phase"), said
+
+
 # --- mdfio-plot ----------------------------------------------------------------
 
 def test_plot_of_two_hosts(two_hosts, tmp_path):

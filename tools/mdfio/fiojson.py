@@ -135,6 +135,14 @@ class DocumentStream:
         self._pos = 0        # where in _text to look on
         self.blank = True    # nothing but white space so far
         self.documents = 0
+        self._said = []      # whole lines between documents, not yet taken
+
+    def said(self):
+        """The lines fio wrote between documents since the last call (its
+        own and the engine's messages), each once, as soon as it is whole;
+        at the end of the input also a last line without a line break."""
+        lines, self._said = self._said, []
+        return lines
 
     def feed(self, text):
         """The documents that text completes."""
@@ -158,10 +166,12 @@ class DocumentStream:
             if self._doc is None:
                 m = self.START.search(self._text, self._pos)
                 if m is None:
-                    # nothing to keep but the last line's start
-                    self._forget(self._text.rfind("\n") + 1)
-                    self._pos = len(self._text)
+                    # nothing to keep but the last line, until it is whole
+                    cut = len(self._text) if final else self._text.rfind("\n") + 1
+                    self._say(cut)
+                    self._forget(cut)
                     return docs
+                self._say(m.start())
                 self._doc = self._pos = m.start()
             end = len(self._text) if final else self._end()
             if end is None:
@@ -181,6 +191,11 @@ class DocumentStream:
             self._pos = self._doc + stop
             self._doc = None
             self._forget(self._text.rfind("\n", 0, self._pos) + 1)
+
+    def _say(self, stop):
+        """Takes the text from the look on to stop, outside any document."""
+        self._said += [line for line in self._text[self._pos:stop].splitlines() if line.strip()]
+        self._pos = stop
 
     def _end(self):
         """The end of the next line at which the document may end, or None

@@ -25,6 +25,7 @@ import os
 import select
 import shutil
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -202,6 +203,19 @@ class Live:
             self.last = text
         self.out.flush()
 
+    def said(self, lines, err):
+        """fio's and the engine's messages, on err (stderr) as they come,
+        the live line drawn again under them."""
+        if lines:
+            shown = self.shown
+            self.erase()
+            err.write("".join(line + "\n" for line in lines))
+            err.flush()
+            if shown:
+                self.out.write(shown)
+                self.out.flush()
+                self.shown = shown
+
     def erase(self):
         if self.shown:
             self.out.write("\r" + " " * len(self.shown) + "\r")
@@ -290,6 +304,7 @@ def _follow(source, opts, block, live):
             break
         quiet_since = time.monotonic()
         docs = stream.feed(text.decode(data))
+        live.said(stream.said(), sys.stderr)
         if docs:
             last = docs[-1]
             run = Run([(last, name)], interim=True, skip=printed)
@@ -297,7 +312,11 @@ def _follow(source, opts, block, live):
             sec = running(run)
             live.set(None if sec is None else live_line(run, sec))
             source.complete = sec is None
-    docs = stream.feed(text.decode(b"", final=True)) + stream.close()
+    docs = stream.feed(text.decode(b"", final=True))
+    try:
+        docs += stream.close()
+    finally:
+        live.said(stream.said(), sys.stderr)
     run = Run([(docs[-1] if docs else last, name)])
     live.set(None)
     # a phase printed live whose lines fio's final document changes (a
