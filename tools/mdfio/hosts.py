@@ -1,7 +1,9 @@
 """Several "hosts" on one machine, for tests and benchmarks of runs over many
 hosts: each a fio server in a UTS namespace of its own (so gethostname()
 in the engine returns that host's name) on its own loopback address, all
-sharing this machine's file systems. Only loopback addresses are used;
+sharing this machine's file systems (or, with a prelude, each in a mount
+namespace of its own where the prelude mounts the host's own client of a
+shared file system). Only loopback addresses are used;
 starting is bounded in time, and every server is killed on every exit
 path of fio_servers()."""
 import contextlib
@@ -28,6 +30,10 @@ class FioServer:
     log: Path
     fio: str = "fio"
     env: dict = field(default=None, repr=False)
+    # shell commands run in the host's namespaces before fio starts (a
+    # mount of its own): with one, the host has its own mount namespace,
+    # and a prelude that fails fails start()
+    prelude: str = ""
     proc: subprocess.Popen = field(default=None, repr=False)
     port: int = 0       # chosen by start()
     uts: int | None = None  # its UTS namespace (an inode number): the host's processes
@@ -43,7 +49,10 @@ class FioServer:
         assert self.address.startswith("127."), self.address
         for _ in range(START_TRIES):
             self.port = _free_port(self.address)
-            cmd = ["unshare", "-u", "sh", "-c", 'hostname "$1" && exec "$2" --server="ip:$3,$4"',
+            namespaces = ["-u", "-m", "--propagation", "private"] if self.prelude else ["-u"]
+            cmd = ["unshare", *namespaces, "sh", "-c",
+                   'hostname "$1" && ' + (f"{{ {self.prelude}; }} && " if self.prelude else "") +
+                   'exec "$2" --server="ip:$3,$4"',
                    "sh", self.name, self.fio, self.address, str(self.port)]
             with open(self.log, "a") as out:
                 # a session of its own: kill() reaches every job it forks
@@ -148,12 +157,13 @@ def need_unshare():
 
 
 @contextlib.contextmanager
-def fio_servers(count, logdir, names=None, fio="fio", env=None):
+def fio_servers(count, logdir, names=None, fio="fio", env=None, prelude=None):
     """count fio servers, named names or host1..hostN, on 127.0.0.2 onwards,
     in environment env (default: this process's); each logs to
-    logdir/fio-server-<n>.log."""
+    logdir/fio-server-<n>.log. prelude(i): the i-th host's prelude."""
     names = names or [f"host{i + 1}" for i in range(count)]
-    servers = [FioServer(names[i], f"127.0.0.{i + 2}", Path(logdir) / f"fio-server-{i + 1}.log", fio, env)
+    servers = [FioServer(names[i], f"127.0.0.{i + 2}", Path(logdir) / f"fio-server-{i + 1}.log", fio, env,
+                         prelude=prelude(i) if prelude else "")
                for i in range(count)]
     try:
         for s in servers:
