@@ -336,6 +336,24 @@ create_failed(struct mdfio_job *j, int err, const char *dir, const char *name)
 	mdfio_stop_run(j);
 }
 
+/* No one is left to receive this rank's results (fio killed, or its fio
+ * server's client gone): it stops here, as at a failed create, and the run
+ * with it; looked at every ORPHAN_EVERY units (two system calls) and
+ * between the slices of a long wait (waiting_factor). */
+#define ORPHAN_EVERY 64
+static int __attribute__((cold, noinline)) orphaned(struct mdfio_job *j)
+{
+	char why[256];
+
+	if (!mdfio_orphaned(why, sizeof(why)))
+		return 0;
+	j->halted = 1;
+	mdfio_error("rank %" PRIu32 " %s: %s; the run stops here",
+		    j->rank, mdfio_phase_name(j->phase), why);
+	mdfio_stop_run(j);
+	return 1;
+}
+
 /* Runs once per request: inlined into unit_next, the hot path; recover.c
  * calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
@@ -376,13 +394,16 @@ void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
  * flight, none is started or reaped meanwhile (docs/engines.md). */
 #define MDFIO_SPIN_BELOW_NS 10000000u
 static void __attribute__((cold, noinline))
-wait_after(const struct mdfio_job *j, uint64_t ns)
+wait_after(struct mdfio_job *j, uint64_t ns)
 {
 	const uint64_t slice = MDFIO_ANSWER_MS * 1000000u;
 	uint64_t w = (uint64_t)((double)ns * j->wait_factor);
 	uint64_t now = mdfio_now(), end = now + w, until;
 	struct timespec ts;
 
+	/* the rest of a unit whose rank has stopped */
+	if (j->halted)
+		return;
 	if (w < MDFIO_SPIN_BELOW_NS) {
 		while (mdfio_now() < end)
 			;
@@ -401,7 +422,7 @@ wait_after(const struct mdfio_job *j, uint64_t ns)
 			return;
 		mdfio_answer_fio(j->td);
 		now = mdfio_now();
-		if (now >= end)
+		if (now >= end || orphaned(j))
 			return;
 	}
 }
@@ -478,7 +499,7 @@ static void trace_op(const struct mdfio_job *j, const struct mdfio_unit *u, int 
 /* What follows an operation of ns that ended with err only with -t or -v:
  * md-workbench's wait after it, then its lines. */
 static void __attribute__((cold, noinline))
-after_op(const struct mdfio_job *j, const struct mdfio_unit *u, uint64_t ns, int err)
+after_op(struct mdfio_job *j, const struct mdfio_unit *u, uint64_t ns, int err)
 {
 	if (j->wait_factor != 0)
 		wait_after(j, ns);
@@ -614,7 +635,7 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 	struct mdfio_unit *u = j->free_unit;
 	uint64_t k = j->next;
 
-	if (k >= j->units || !u || j->halted) {
+	if (k >= j->units || !u || j->halted || (k && !(k % ORPHAN_EVERY) && orphaned(j))) {
 		/* fio asked for more than the phase holds (or this is a spare
 		 * repeat section, with none): stop it there */
 		if (!j->in_flight)

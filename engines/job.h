@@ -266,6 +266,13 @@ void mdfio_answer_fio(struct thread_data *td);
  * waiting rank. */
 #define MDFIO_ANSWER_MS 50
 
+/* orphan.c: whether anyone is left to receive this job's results. Called
+ * first in fio's main process, before it forks the jobs (at their setup). */
+void mdfio_orphan_watch(void);
+/* 1, with why, once fio's main process or (under a fio server) its client
+ * is gone: the job stops, and the run with it. */
+int mdfio_orphaned(char *why, size_t len);
+
 /* reserve.c: in fio's main process, the ranks of each root it runs, held
  * until it exits; one line and 1 (for every job of the root) if another fio
  * holds them */

@@ -53,8 +53,6 @@ static unsigned int *jobs_left;
 /* clones ended of each job section, by the thread number of its first
  * clone: shared by the processes fio forks, and a futex word each */
 static uint32_t *clones_ended;
-/* the fio process that mapped clones_ended: its jobs' parent while it lives */
-static pid_t fio_main;
 /* The thread number of the first clone of the section each job waits for
  * (0: none), by its own thread number. Found in fio's main process at
  * setup, where every job's engine is loaded, and inherited by the jobs it
@@ -202,7 +200,7 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			clones_ended = NULL;
 			return mdfio_error("cannot map the job counts: %s", strerror(errno));
 		}
-		fio_main = getpid();
+		mdfio_orphan_watch();
 	}
 	prev = previous_section(td);
 	waits_for[td->thread_number - 1] = prev ? prev->thread_number : 0;
@@ -368,6 +366,7 @@ int mdfio_wait_previous_section(struct thread_data *td)
 	const struct timespec recheck = { .tv_sec = 0, .tv_nsec = MDFIO_ANSWER_MS * 1000 * 1000 };
 	struct thread_data *prev;
 	uint32_t *word, seen;
+	char why[256];
 
 	if (!clones_ended || !td->o.directory || !waits_for[td->thread_number - 1])
 		return 0;
@@ -383,9 +382,9 @@ int mdfio_wait_previous_section(struct thread_data *td)
 					   td->o.name, prev->o.name);
 		/* a clone killed with fio's main process is never seen to end
 		 * by anyone */
-		if (mdfio_fio_gone((long)fio_main))
-			return mdfio_error("job %s: fio's main process (pid %ld) is gone while it waited for job %s to end",
-					   td->o.name, (long)fio_main, prev->o.name);
+		if (mdfio_orphaned(why, sizeof(why)))
+			return mdfio_error("job %s: %s while it waited for job %s to end",
+					   td->o.name, why, prev->o.name);
 		syscall(MDFIO_SYS_FUTEX, word, FUTEX_WAIT, seen, &recheck, NULL, 0);
 	}
 }

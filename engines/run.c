@@ -164,7 +164,15 @@ int mdfio_check_read_only_root(struct mdfio_job *j)
 
 static int run_stopped(void *arg, char *why, size_t len)
 {
-	return mdfio_reservation_stopped(((struct mdfio_job *)arg)->root, why, len);
+	const struct mdfio_job *j = arg;
+	char orphan[256];
+
+	if (mdfio_reservation_stopped(j->root, why, len))
+		return 1;
+	if (!mdfio_orphaned(orphan, sizeof(orphan)))
+		return 0;
+	snprintf(why, len, "rank %" PRIu32 " (host %s) stopped: %s", j->rank, j->host, orphan);
+	return 1;
 }
 
 void mdfio_answer_fio(struct thread_data *td)
