@@ -774,6 +774,27 @@ static inline void count_batched(struct thread_data *td, enum fio_ddir ddir, uns
 	td->this_io_blocks[ddir] += more;
 }
 
+/* fio takes back an io_u the engine returned busy only by issuing it
+ * again, which it never does once the job is done or terminated; its
+ * teardown then frees the job's files (close_and_free_files) before it
+ * puts the io_us it still holds for requeue (cleanup_io_u), and that put
+ * reads the freed file (fio 3.33 to 3.41 alike). So once fio issues no
+ * more, the engine hands them back while the files live: those fio has
+ * requeued to its free list, and busy, which fio requeues only after the
+ * queue returns, gives up its file reference now (as fio's own end_fsync
+ * io_u holds none). Counts nothing: fio has uncounted a busy io_u. */
+static void __attribute__((noinline)) release_refused(struct thread_data *td, struct io_u *busy)
+{
+	struct io_u *io_u;
+
+	while ((io_u = io_u_rpop(&td->io_u_requeues)))
+		put_io_u(td, io_u);
+	if (busy && busy->file && !(busy->flags & IO_U_F_NO_FILE_PUT)) {
+		put_file_log(td, busy->file);
+		io_u_set(td, busy, IO_U_F_NO_FILE_PUT);
+	}
+}
+
 /* fio's queue. An io_u carries one unit, or, where the backend ends every
  * request in start, up to j->per_io_u. A failed unit
  * always has an io_u of its own, so that fio counts exactly the failed
@@ -813,6 +834,8 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		if ((j->sw_timer_ns || j->sw_stopped) && stonewall_hold(td, j)) {
 			if (n)
 				break;
+			if (td->done)
+				release_refused(td, io_u);
 			return FIO_Q_BUSY;
 		}
 		u = unit_start(td, io_u);
@@ -872,6 +895,10 @@ static int engine_getevents(struct thread_data *td, unsigned int min,
 		td_verror(td, -ret, "mdfio reap");
 		return ret;
 	}
+	/* a unit reaped here may have ended the phase (or a halted rank's
+	 * last), with an io_u refused meanwhile still requeued */
+	if (td->done || td->terminate)
+		release_refused(td, NULL);
 	return (int)j->nr_events;
 }
 
