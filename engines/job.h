@@ -283,6 +283,10 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root);
  * on root refuses to start (mdfio_reservation_stopped copies why). */
 void mdfio_reservation_stop(const char *root, const char *why);
 int mdfio_reservation_stopped(const char *root, char *why, size_t len);
+/* Every rank of the run passed barrier (a phase's start, "benchmark repeat
+ * 2"): a rank missing at a later one was in the run and is gone. */
+void mdfio_reservation_passed(const char *root, const char *barrier);
+int mdfio_reservation_last_passed(const char *root, char *barrier, size_t len);
 /* Whether this fio created root (a precreate on a root whose last component
  * was missing); the status records it, so that the cleanup that empties the
  * namespace also removes the root. */

@@ -66,6 +66,8 @@ static unsigned int waits_for[REAL_MAX_JOBS];
 struct root_state {
 	int lock, stopped;
 	char why[1024];
+	/* the last barrier that every rank of the run passed, in this fio */
+	char passed[64];
 };
 static struct root_state *shared;
 
@@ -281,6 +283,29 @@ int mdfio_reservation_stopped(const char *root, char *why, size_t len)
 	set = st->stopped;
 	if (set)
 		snprintf(why, len, "%s", st->why);
+	unlock_state(st);
+	return set;
+}
+
+void mdfio_reservation_passed(const char *root, const char *barrier)
+{
+	struct root_state *st = lock_state(root);
+
+	if (!st)
+		return;
+	snprintf(st->passed, sizeof(st->passed), "%s", barrier);
+	unlock_state(st);
+}
+
+int mdfio_reservation_last_passed(const char *root, char *barrier, size_t len)
+{
+	struct root_state *st = lock_state(root);
+	int set;
+
+	if (!st)
+		return 0;
+	set = st->passed[0] != 0;
+	snprintf(barrier, len, "%s", st->passed);
 	unlock_state(st);
 	return set;
 }

@@ -107,15 +107,18 @@ int mdfio_reserve_run(struct thread_data *td)
 	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host);
 }
 
-/* Appends to msg the hosts of hosts= none of whose ranks is claimed. */
+/* Appends to msg the hosts of hosts= none of whose ranks is claimed: gone,
+ * if every rank passed an earlier barrier of this run with this fio, else
+ * never started. */
 static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 			       char *msg, size_t msglen)
 {
 	struct mdfio_job *j = arg;
 	const char *e;
+	char passed[64];
 	size_t len, n = strlen(msg);
 	uint32_t i, r;
-	int first = 1;
+	int first = 1, gone = mdfio_reservation_last_passed(j->root, passed, sizeof(passed));
 
 	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)); i++) {
 		for (r = i * j->per_host; r < (i + 1) * j->per_host; r++)
@@ -123,11 +126,16 @@ static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 				break;
 		if (r < (i + 1) * j->per_host || n >= msglen)
 			continue;
-		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s", first ? "; no rank of host " : ",",
-				      (int)len, e);
+		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s",
+				      first ? (gone ? "; host " : "; no rank of host ") : ",", (int)len, e);
 		first = 0;
 	}
-	if (!first && n < msglen)
+	if (first || n >= msglen)
+		return;
+	if (gone)
+		snprintf(msg + n, msglen - n, " is gone (its fio, or the host, died) since the start of %s, which every rank passed",
+			 passed);
+	else
 		snprintf(msg + n, msglen - n, " has started");
 }
 
@@ -268,7 +276,7 @@ int mdfio_stopped_by_sibling(const struct mdfio_job *j, const char *msg)
 int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		      unsigned int step, unsigned int timeout_s)
 {
-	char msg[1024], phase[MDFIO_RANKFILE_PHASE_LEN];
+	char msg[1024], why[1280], phase[MDFIO_RANKFILE_PHASE_LEN], label[64];
 	uint64_t barrier;
 
 	if (j->ro_root)
@@ -276,6 +284,10 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 	/* every rank of a barrier must be entering the same phase and repeat */
 	snprintf(phase, sizeof(phase), "%s-%u%s", mdfio_phase_name(j->phase),
 		 j->ph->advances ? repeat : 0, step ? "-go" : "");
+	if (j->ph->advances)
+		snprintf(label, sizeof(label), "%s repeat %u", mdfio_phase_name(j->phase), repeat);
+	else
+		snprintf(label, sizeof(label), "%s", mdfio_phase_name(j->phase));
 	if (mdfio_rankfile_barrier(&j->rankfile, phase, timeout_s * 1000u, &barrier,
 				   j->hosts[0] ? name_missing_hosts : NULL, j,
 				   msg, sizeof(msg))) {
@@ -283,11 +295,20 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		/* one line per fio: the refusing rank's own */
 		if (mdfio_stopped_by_sibling(j, msg))
 			return 1;
-		return mdfio_error("%s: rank %" PRIu32 " (host %s): %s; nothing was started",
-				   j->root, j->rank, j->host, msg);
+		/* the rank file forgets the failure once no rank holds a
+		 * claim, and fio goes on to its later sections: this fio's
+		 * refuse at once, quietly, rather than each waiting another
+		 * join_timeout for ranks that are gone */
+		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
+			 j->rank, j->host, msg);
+		mdfio_reservation_stop(j->root, why);
+		return mdfio_error("%s: rank %" PRIu32 " (host %s), entering %s: %s; nothing was started",
+				   j->root, j->rank, j->host, label, msg);
 	}
-	if (!step)
+	if (!step) {
 		snprintf(j->run, sizeof(j->run), "%s.%" PRIu64, j->rankfile.id, barrier);
+		mdfio_reservation_passed(j->root, label);
+	}
 	return 0;
 }
 

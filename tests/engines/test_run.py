@@ -512,7 +512,8 @@ def test_jobs_of_a_killed_fio_end(tmpfs, tmp_path, where):
             wait_for("rank 0 did not reach the benchmark's barrier",
                      lambda: " phase benchmark-" in text_of(tmpfs / "mdfio.ranks"))
             os.kill(proc.pid, signal.SIGKILL)
-            needle = (f"rank 0 (host {socket.gethostname()}): fio's main process (pid {proc.pid}, host "
+            needle = (f"rank 0 (host {socket.gethostname()}), entering benchmark repeat 1: fio's main process "
+                      f"(pid {proc.pid}, host "
                       f"{socket.gethostname()}) is gone; nothing was started")
         else:
             # pre1 dies before its end, with fio: nobody sees it end

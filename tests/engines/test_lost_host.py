@@ -1,0 +1,93 @@
+"""A host lost in mid-run costs one join_timeout and says what happened: 3
+hosts x 2 ranks, 9 benchmark repeats, the third host killed (its fio
+server and every process of it) in repeat 2. The survivors give up at the
+start of repeat 3, once, naming the host that is gone and the last phase
+every rank began; each later section refuses at once (no more waits for
+ranks that are gone, no false reasons), and mdfio-report still gives the
+phases every rank completed."""
+import re
+import subprocess
+import time
+
+import pytest
+
+import mdfio.fio
+from conftest import SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env
+from mdfio.fiojson import read_documents
+from mdfio.hosts import fio_servers, need_unshare
+
+R, D, P, I = 9, 3, 300, 300
+JOIN_TIMEOUT = 5
+# repeat 2 runs for seconds: a few steps, each operation followed by a
+# wait of 10^3 times its time (md-workbench -t), so the kill comes while
+# every rank is in it
+SLOW = {"steps_per_set": 3, "waiting_factor": 1000}
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+
+
+def jobtext(root, hosts):
+    phases = ["precreate"] + ["benchmark"] * R + ["cleanup"]
+    text = mdfio.fio.jobfile(phases, root, engine_path(), numjobs=2, datasets=D, precreate_per_set=P,
+                             steps_per_set=I, repeats=R, rank_offset=2, join_timeout=JOIN_TIMEOUT,
+                             hosts=",".join(hosts))
+    for k in range(1, R + 1):
+        head = f"[benchmark-{k}]\nphase=benchmark\n"
+        extra = "".join(f"{o}={v}\n" for o, v in SLOW.items()) if k == 2 else ""
+        text = text.replace(head, f"{head}repeat={k}\n{extra}")
+    return text
+
+
+def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
+    if need_unshare():
+        pytest.skip(need_unshare())
+    root = tmp_path / "root"
+    root.mkdir()
+    out = tmp_path / "run.json"
+    with fio_servers(3, tmp_path, env=fio_env()) as servers:
+        hosts = tmp_path / "hosts.list"
+        hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+        job = tmp_path / "job.fio"
+        job.write_text(jobtext(root, [s.name for s in servers]))
+        client = subprocess.Popen(["fio", f"--client={hosts}", "--status-interval=1", "--output-format=json+",
+                                   f"--output={out}", str(job)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
+        try:
+            status = root / "mdfio.status"
+            deadline = time.monotonic() + 120
+            # repeat 2 starts at position I (repeat 1 at 0)
+            while not status.exists() or len(re.findall(rf"^rank \d+ benchmarking {I} ", status.read_text(),
+                                                        re.M)) < 6:
+                assert time.monotonic() < deadline and client.poll() is None, "repeat 2 did not start"
+                time.sleep(0.005)
+            killed = time.monotonic()
+            servers[2].kill()
+            assert client.wait(timeout=120) != 0
+            took = time.monotonic() - killed
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+    text = out.read_text()
+    messages = text[:text.find("\n{")]
+    assert not SANITIZER_REPORT.search(messages), messages
+    # the survivors end repeat 2 (seconds), then wait one join_timeout
+    assert took < JOIN_TIMEOUT + 10 + 5, (took, messages)
+    gave_up = [line for line in messages.splitlines() if "did not join" in line]
+    assert sorted(re.search(r"rank (\d) \(host", line)[1] for line in gave_up) == ["0", "1", "2", "3"], messages
+    for line in gave_up:
+        assert line.endswith(
+            f"), entering benchmark repeat 3: ranks 4-5 of 6 did not join within {JOIN_TIMEOUT} s; host host3 is "
+            "gone (its fio, or the host, died) since the start of benchmark repeat 2, which every rank passed; "
+            "nothing was started"), line
+    for false in ("no rank of host", "do not run the same jobs", "stonewall_timer"):
+        assert false not in messages, messages
+    # what every rank completed is reported; repeat 2 and later are marked
+    proc = subprocess.run([str(REPORT), str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.match(r"precreate process max:", lines[3]) and re.match(r"benchmark process max:", lines[4]), lines
+    assert lines[5].startswith("benchmark incomplete (repeat 2, job benchmark-2): ") and "(host host3)" in lines[5]
+    assert "host1" not in lines[5] and "host2" not in lines[5], lines[5]
+    assert all(re.match(r"(benchmark|cleanup) not run ", line) for line in lines[6:6 + R - 2 + 1]), lines
+    doc = read_documents(text, str(out))[-1]
+    assert {j["hostname"] for j in doc["client_stats"]} >= {"127.0.0.2", "127.0.0.3"}
