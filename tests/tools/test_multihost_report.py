@@ -319,6 +319,28 @@ def test_a_hosts_jobs_missing_from_a_section(two_hosts, tmp_path):
            "host2 did not report them (it died, or its fio JSON is not among the files)")
 
 
+def test_one_of_a_hosts_jobs_missing_from_a_section(two_hosts, tmp_path):
+    """One of host2's two processes missing from a section (its host
+    killed while its fio sent a report): that rank is missing, not the
+    whole run refused; more processes than numjobs are refused."""
+    def drop(doc):
+        doc["client_stats"] = [j for j in doc["client_stats"]
+                               if not (j["jobname"] == "benchmark-2" and "rank=3 " in j.get("desc", ""))]
+    marked(two_hosts[0], edited(two_hosts[0], tmp_path, "drop.json", drop), "benchmark-2",
+           "benchmark incomplete (repeat 2, job benchmark-2): 1 of 4 ranks missing: ranks 3 (host host2): host "
+           "host2 did not report them (it died, or its fio JSON is not among the files)")
+
+    def moved(doc):
+        jobs = [j for j in doc["client_stats"] if j["jobname"] == "benchmark-2"]
+        server = next(j for j in jobs if "rank=2 " in j["desc"])
+        for j in jobs:
+            if "rank=1 " in j["desc"]:
+                j["hostname"], j["port"] = server["hostname"], server["port"]
+    proc = report(edited(two_hosts[0], tmp_path, "moved.json", moved))
+    assert proc.returncode == 2 and "reported 3 processes, more than its 2 (numjobs): not one run" in proc.stderr, \
+        proc.stderr
+
+
 def test_failed_ranks_name_their_host(two_hosts, tmp_path):
     """Ranks that ended their phase with a fio error its figures do not
     account for (no failed operation): the phase did not complete on

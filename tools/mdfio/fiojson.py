@@ -760,16 +760,19 @@ class RunSections:
                                f"{_where(j, [])} with {key}={b}: not one run")
 
     def _check_numjobs(self, sec):
-        """Every fio process (a file, a server of a client) reported numjobs jobs."""
+        """No fio process (a file, a server of a client) reported more than
+        numjobs jobs. Fewer is a process that died, or a host killed while
+        it sent a report (a fio client's last report of it then lacks some
+        of its jobs): their ranks are missing (_check_ranks)."""
         per_process = {}
         for j in sec.jobs:
             per_process.setdefault((j.file, j.hostname), []).append(j)
         for (file, server), jobs in per_process.items():
             want = Section(sec.name, jobs[0].opts, file).int_opt("numjobs", default=1)
-            if len(jobs) != want:
+            if len(jobs) > want:
                 at = f" (fio server {server}, host {jobs[0].host})" if server is not None else ""
-                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} of its {want} processes "
-                               "(numjobs): a process is missing")
+                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} processes, more than its "
+                               f"{want} (numjobs): not one run")
 
     def _check_ranks(self, sec):
         """Refuses a rank given twice (files or hosts of different runs);
