@@ -298,11 +298,30 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 
 /* Opens (creating) the rank file in dirfd into rf->fd: never through a
  * symlink, never anything but a regular file. */
+/* The descriptor kept is never the one that created the file: GlusterFS's
+ * FUSE client marks opens for direct I/O on a direct-io-mode mount, but not
+ * creates, and each later open of the file on that mount takes the mark of
+ * one still open, so a creating descriptor kept open would make every rank
+ * on its host read the others' records through its page cache, stale for
+ * ever (docs/hosts.md). */
 static int open_file(struct mdfio_rankfile *rf, int dirfd, char *msg, size_t msglen)
 {
 	struct stat sb;
+	int tries, made;
 
-	rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	for (tries = 0;; tries++) {
+		rf->fd = openat(dirfd, MDFIO_RANKFILE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (rf->fd >= 0 || errno != ENOENT || tries == 100)
+			break;
+		made = openat(dirfd, MDFIO_RANKFILE_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			      0644);
+		if (made >= 0)
+			close(made);
+		else if (errno != EEXIST)
+			break;
+		/* made, or by another fio: open it anew (unless the last rank
+		 * out of a run removed it meanwhile) */
+	}
 	if (rf->fd < 0)
 		return mdfio_reason(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
 			    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");

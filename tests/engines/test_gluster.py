@@ -11,9 +11,9 @@ with direct-io-mode=enable and no attribute, entry or negative caching in
 the kernel. Even so, a file created through a mount is read through that
 mount's page cache by every other open of it there while the creating
 open stays (GlusterFS 10.3's FUSE bridge records direct I/O for opens, not
-for creates, and later opens of the inode inherit the first one's): the
-rank file, which mdfio creates and keeps open for the run, is therefore
-made empty beforehand through another mount (root())."""
+for creates, and later opens of the inode inherit the first one's): mdfio
+closes the rank file it creates and opens it anew (engines/rankfile.c), so
+the roots here are made without one."""
 import fcntl
 import mmap
 import os
@@ -51,12 +51,10 @@ def volume(tmp_path_factory):
 @pytest.fixture
 def root(volume, request):
     """A fresh root on the volume: (its path on the hosts' mounts, on the
-    test's own). Its rank file is made empty here, through the test's
-    mount (the module's docstring says why)."""
+    test's own)."""
     name = request.node.name.replace("[", "-").replace("]", "")
     mine = volume.control / name
     mine.mkdir()
-    (mine / "mdfio.ranks").write_bytes(b"")
     return volume.hostmount / name, mine
 
 
