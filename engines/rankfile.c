@@ -325,10 +325,11 @@ static int open_file(struct mdfio_rankfile *rf, int dirfd, char *msg, size_t msg
 	if (rf->fd < 0)
 		return mdfio_reason(msg, msglen, "cannot open %s: %s%s", MDFIO_RANKFILE_NAME,
 			    strerror(errno), errno == ELOOP ? " (a symlink: refusing to follow it)" : "");
-	if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode)) {
+	if (fstat(rf->fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
 		close(rf->fd);
 		rf->fd = -1;
-		return mdfio_reason(msg, msglen, "%s is not a regular file: refusing to touch it",
+		/* a hard link would let mdfio write into another file */
+		return mdfio_reason(msg, msglen, "%s is not a regular file of one link: refusing to touch it",
 			    MDFIO_RANKFILE_NAME);
 	}
 	return 0;

@@ -133,6 +133,21 @@ def test_a_rank_file_replaced_by_a_symlink_is_refused(tmpfs, tmp_path, victim, e
     assert os.listdir(tmpfs) == ["mdfio.ranks"]
 
 
+def test_a_rank_file_hard_linked_to_another_file_is_refused(tmpfs, tmp_path, eng):
+    """An empty file of someone else's, hard-linked where the rank file
+    goes, is not adopted: nothing is written through the link."""
+    root, foreign = tmpfs / "root", tmpfs / "foreign"
+    root.mkdir()
+    foreign.write_bytes(b"")
+    os.link(foreign, root / "mdfio.ranks")
+    run = run_fio(job(["precreate"], root, engine=eng, **opts()), tmp_path, check=False)
+    assert run.rc != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and "mdfio.ranks is not a regular file of one link: refusing to touch it" in \
+        lines[0], run.stderr
+    assert foreign.read_bytes() == b"" and os.listdir(root) == ["mdfio.ranks"]
+
+
 @pytest.mark.parametrize("engine,extra", [("posix", {}), ("uring", {}), ("uring", {"linked": 0}),
                                           ("aio", {}), ("aio", {"iodepth": 4})])
 def test_an_object_replaced_by_a_symlink_is_not_followed(tmpfs, tmp_path, victim, engine, extra):
