@@ -1,3 +1,5 @@
+/* F_OFD_* locks */
+#define _GNU_SOURCE
 #include "status.h"
 #include "reason.h"
 
@@ -8,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -429,7 +430,11 @@ int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 		close(*fd);
 		goto not_regular;
 	}
-	while (flock(*fd, shared ? LOCK_SH : LOCK_EX)) {
+	/* a whole-file OFD lock, as the rank file's: byte-range locks reach
+	 * every client of the shared file systems mdfio runs on, where flock()
+	 * may stay on one node (docs/hosts.md, P1 and P3) */
+	while (fcntl(*fd, F_OFD_SETLKW, &(struct flock){ .l_type = shared ? F_RDLCK : F_WRLCK,
+							  .l_whence = SEEK_SET })) {
 		if (errno != EINTR) {
 			err = errno;
 			close(*fd);
@@ -498,7 +503,7 @@ int mdfio_status_write(int fd, const struct mdfio_status *st)
 
 void mdfio_status_unlock(int fd)
 {
-	close(fd);	/* releases the flock */
+	close(fd);	/* releases the lock: the last descriptor of its open file */
 }
 
 int mdfio_run_info_parse(const char *text, uint64_t *pos)

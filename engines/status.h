@@ -2,7 +2,9 @@
  * extended so that separate fio jobs and separate fio invocations agree on
  * the FIFO position, and so that a namespace left by a crashed run is
  * recognised instead of trusted. One line per rank; every reader and writer
- * holds flock() on it, so concurrent clones see each other's updates. */
+ * holds a whole-file OFD lock on it (as the rank file's locks: the kind that
+ * reaches every client of a shared file system), so concurrent clones see
+ * each other's updates. */
 #ifndef MDFIO_STATUS_H
 #define MDFIO_STATUS_H
 
@@ -76,7 +78,7 @@ int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *h
 /* File operations on the status in directory dirfd (the root), never
  * through a symlink. create writes a new status atomically (temporary file +
  * link, both in dirfd) and fails with EEXIST if one is there. lock opens and
- * flock()s an existing one: 0, ENOENT if there is none, else an errno value
+ * locks an existing one: 0, ENOENT if there is none, else an errno value
  * with a one-line reason in msg (a symlink or anything but a regular file is
  * refused); shared: read-only, a shared lock. read/write operate on the
  * locked fd. */
