@@ -362,28 +362,29 @@ int mdfio_status_create(int dirfd, const struct mdfio_status *st)
 {
 	char tmp[160], host[65] = "";
 	char *text;
-	int fd, err;
+	unsigned int k;
+	int fd = -1, err;
 
-	/* the host and the thread's id (clones running as threads share a
-	 * pid): no other live thread of any host sharing the root has it */
-	gethostname(host, sizeof(host) - 1);
-	snprintf(tmp, sizeof(tmp), "%s.%s.%ld.tmp", MDFIO_STATUS_NAME, host,
-		 (long)syscall(SYS_gettid));
 	text = mdfio_status_format(st);
 	if (!text)
 		return ENOMEM;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == EEXIST) {
-		/* so one left by a process that died here before it
-		 * could remove it: EEXIST is kept for the status itself */
-		unlinkat(dirfd, tmp, 0);
+	/* the host and the thread's id (clones running as threads share a
+	 * pid): no other live thread of any host sharing the root has it. A
+	 * file of that name (a copy left by a thread that died here, or
+	 * anyone's) is not mdfio's to remove: the next name is tried */
+	gethostname(host, sizeof(host) - 1);
+	for (k = 0; k < 100 && fd < 0; k++) {
+		snprintf(tmp, sizeof(tmp), "%s.%s.%ld.%u.tmp", MDFIO_STATUS_NAME, host,
+			 (long)syscall(SYS_gettid), k);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno == EEXIST)
-			errno = EBUSY;
+		if (fd < 0 && errno != EEXIST)
+			break;
 	}
 	if (fd < 0) {
+		/* EEXIST is kept for the status itself */
+		err = errno == EEXIST ? EBUSY : errno;
 		free(text);
-		return errno;
+		return err;
 	}
 	err = write_all(fd, text, strlen(text));
 	free(text);

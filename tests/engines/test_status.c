@@ -172,18 +172,22 @@ static void test_file(void)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	CHECK(mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) == ENOENT, "lock missing");
 	{
-		/* a temporary copy left by a thread of this host that died
-		 * with this thread's id is no status of another rank */
-		char host[65] = "", stale[256];
+		/* a file at this thread's temporary name (a copy left by a
+		 * thread of this host that died, or anyone's) stays as it is */
+		char host[65] = "", stale[256], kept[8] = "";
 
 		gethostname(host, sizeof(host) - 1);
-		snprintf(stale, sizeof(stale), "%s.%s.%ld.tmp", MDFIO_STATUS_NAME, host,
+		snprintf(stale, sizeof(stale), "%s.%s.%ld.0.tmp", MDFIO_STATUS_NAME, host,
 			 (long)syscall(SYS_gettid));
 		vfd = openat(dfd, stale, O_WRONLY | O_CREAT | O_EXCL, 0644);
-		CHECK(vfd >= 0, "stale copy");
+		CHECK(vfd >= 0 && write(vfd, "USER\n", 5) == 5, "stale copy");
 		close(vfd);
 		CHECK(!mdfio_status_create(dfd, &st), "create beside a stale copy");
-		CHECK(faccessat(dfd, stale, F_OK, 0) && errno == ENOENT, "the stale copy is gone");
+		vfd = openat(dfd, stale, O_RDONLY);
+		CHECK(vfd >= 0 && read(vfd, kept, sizeof(kept)) == 5 && !strcmp(kept, "USER\n"),
+		      "the file at the temporary name is kept as it was");
+		close(vfd);
+		CHECK(!unlinkat(dfd, stale, 0), "unlink the stale copy");
 		CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0), "unlink");
 	}
 	CHECK(!mdfio_status_create(dfd, &st), "create");
