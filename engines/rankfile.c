@@ -446,31 +446,82 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Every rank record in one read: rec[r] for r < total. 0 or an errno. */
+static int read_ranks(const struct mdfio_rankfile *rf, struct rank_rec *recs)
+{
+	size_t len = (size_t)rf->total * REC;
+	char *buf = malloc(len ? len : 1), line[REC];
+	ssize_t got;
+	uint32_t r, n;
+
+	if (!buf)
+		return ENOMEM;
+	got = pread(rf->fd, buf, len, rec_off(0));
+	if (got < 0) {
+		free(buf);
+		return errno;
+	}
+	for (r = 0; r < rf->total; r++) {
+		struct rank_rec *rec = &recs[r];
+
+		memset(rec, 0, sizeof(*rec));
+		line[0] = '\0';
+		if ((size_t)got >= (size_t)(r + 1) * REC) {
+			memcpy(line, buf + (size_t)r * REC, REC);
+			line[REC - 1] = '\0';
+		}
+		if (sscanf(line, "rank %" SCNu32 " value %" SCNu64 " host %63s pid %ld arrived %" SCNu64
+			   " phase %31s fio %ld", &n, &rec->value, rec->host, &rec->pid, &rec->arrived,
+			   rec->phase, &rec->fio_pid) != 7 || n != r) {
+			snprintf(rec->host, sizeof(rec->host), "?");
+			rec->pid = rec->fio_pid = -1;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
 /* Under the header lock: whether every rank has arrived at barrier b (or
  * passed it) while still claimed; if so releases it. A rank that arrived
- * at b to enter another phase is written into why (returns -1). */
+ * at b to enter another phase is written into why (returns -1). The
+ * records come in one read, and the claims are looked at only once every
+ * record shows its rank arrived: the last rank to arrive, not every one,
+ * asks the lock manager about every rank. */
 static int try_release(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
 		       const char *phase, uint64_t value, char *why, size_t len)
 {
-	struct rank_rec rec;
+	struct rank_rec *recs = calloc(rf->total ? rf->total : 1, sizeof(*recs));
 	uint64_t max = value;
 	uint32_t r;
+	int all = 1;
 
+	if (!recs || read_ranks(rf, recs)) {
+		free(recs);
+		return 0;	/* as if no other rank had arrived */
+	}
 	for (r = 0; r < rf->total; r++) {
+		struct rank_rec *rec = &recs[r];
+
 		if (r == rf->rank)
 			continue;
-		read_rank(rf->fd, r, &rec);
-		if (rec.arrived == b && strcmp(rec.phase, phase) && claimed(rf->fd, r)) {
+		if (rec->arrived == b && strcmp(rec->phase, phase) && claimed(rf->fd, r)) {
 			mdfio_reason(why, len, "rank %" PRIu32 " (host %s) entered %s where rank %" PRIu32
 				     " (host %s) entered %s: the hosts do not run the same jobs",
-				     r, rec.host, rec.phase, rf->rank, rf->host, phase);
+				     r, rec->host, rec->phase, rf->rank, rf->host, phase);
+			free(recs);
 			return -1;
 		}
-		if (rec.arrived < b || !claimed(rf->fd, r))
-			return 0;
-		if (rec.value > max)
-			max = rec.value;
+		if (rec->arrived < b)
+			all = 0;
+		else if (rec->value > max)
+			max = rec->value;
 	}
+	for (r = 0; all && r < rf->total; r++)
+		if (r != rf->rank && !claimed(rf->fd, r))
+			all = 0;
+	free(recs);
+	if (!all)
+		return 0;
 	/* the header keeps it until the next barrier, which no rank can
 	 * release before every rank has read it from here */
 	h->released = b;
