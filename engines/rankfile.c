@@ -6,12 +6,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,10 +23,41 @@
 #define MAGIC "mdfio-ranks 1"
 
 /* Polling the shared file: short sleeps first (the usual case is ranks
- * arriving within a few milliseconds of each other), then longer ones so
- * that many waiting ranks do not load the file system's server. */
+ * arriving within a few milliseconds of each other), then doubling, so
+ * that a rank notices a release at most about as late as it had waited
+ * already, up to a ceiling that bounds what a long wait costs the file
+ * system's server: every fio process of a run polls while it waits, for
+ * as long as its slowest peer runs (bench/run --only barrier). */
 #define POLL_FIRST_US 50
-#define POLL_MAX_US 2000
+#define POLL_MAX_US 1000000
+/* How often a waiting rank answers fio (rf->waiting), in memory: fio's
+ * requests for statistics wait for it (MDFIO_ANSWER_MS in job.h). */
+#define ANSWER_US 50000
+/* A poller that has not looked for this long (stuck in a lock wait, or a
+ * job process killed) is replaced by another waiting sibling. */
+#define POLLER_STALE_MS 3000
+
+/* The futex call whose timeout is this build's struct timespec (see
+ * reserve.c: a 32-bit build with a 64-bit time_t needs futex_time64). */
+#ifdef SYS_futex_time64
+#define RF_SYS_FUTEX (sizeof(time_t) > sizeof(long) ? SYS_futex_time64 : SYS_futex)
+#else
+#define RF_SYS_FUTEX SYS_futex
+#endif
+
+/* The ranks of one fio on one root wait together: one of them (the poller)
+ * reads the file and publishes what it saw here, in memory shared by fio's
+ * job processes, and wakes the others; so the file system sees one poller
+ * per fio process, not one per rank. Published states are the header's,
+ * of the file with id; released only grows in one file's life. */
+struct mdfio_rankfile_waiter {
+	uint32_t seq;		/* futex word: bumped at every publication */
+	uint32_t poller;	/* 1 while a rank polls for the others */
+	uint32_t beat;		/* the poller's latest look, ms (wraps) */
+	uint32_t lock;
+	char id[MDFIO_RANKFILE_ID_LEN];
+	uint64_t released, failed, max;
+};
 
 /* The header record, then why the last barrier failed (so that every rank
  * waiting at it reports the same ranks and hosts), then one record a rank. */
@@ -346,6 +381,11 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 	snprintf(rf->host, sizeof(rf->host), "%s", host);
 	rf->fio_pid = (long)getpid();
 	rf->reserved_fd = -1;
+	/* before fio forks its jobs, so that they all share it */
+	rf->waiter = mmap(NULL, sizeof(*rf->waiter), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rf->waiter == MAP_FAILED)
+		rf->waiter = NULL;	/* each of its ranks polls alone */
 	for (tries = 0; tries < 100; tries++) {
 		if (open_file(rf, dirfd, msg, msglen))
 			return 1;
@@ -416,6 +456,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
 	rf->stopped = NULL;
 	rf->waiting = NULL;
+	rf->waiter = reserved ? reserved->waiter : NULL;
 
 	rf->rank = rank;
 	rf->total = total;
@@ -438,12 +479,81 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 		    MDFIO_RANKFILE_NAME);
 }
 
-static uint64_t now_ms(void)
+static uint64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void waiter_lock(struct mdfio_rankfile_waiter *w)
+{
+	while (__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void waiter_unlock(struct mdfio_rankfile_waiter *w)
+{
+	__atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Tells the waiting siblings what the header of the file with id says. */
+static void publish(struct mdfio_rankfile_waiter *w, const char *id, const struct header *h)
+{
+	if (!w)
+		return;
+	waiter_lock(w);
+	memcpy(w->id, id, sizeof(w->id));
+	w->released = h->released;
+	w->failed = h->failed;
+	w->max = h->max;
+	waiter_unlock(w);
+	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
+	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* What the poller last published about barrier b of rf's file: 1 released
+ * (with the maximum), -1 failed, 0 neither. */
+static int published(struct mdfio_rankfile_waiter *w, const struct mdfio_rankfile *rf,
+		     uint64_t b, uint64_t *max)
+{
+	int state = 0;
+
+	waiter_lock(w);
+	if (!memcmp(w->id, rf->id, sizeof(w->id))) {
+		if (w->released >= b) {
+			state = 1;
+			*max = w->max;
+		} else if (w->failed == b) {
+			state = -1;
+		}
+	}
+	waiter_unlock(w);
+	return state;
+}
+
+/* Whether this rank now polls for its siblings: nobody does, or the one
+ * who did has stopped looking. */
+static int take_poller(struct mdfio_rankfile_waiter *w)
+{
+	uint32_t now = (uint32_t)(now_us() / 1000), beat, free = 0;
+
+	if (__atomic_compare_exchange_n(&w->poller, &free, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&w->beat, now, __ATOMIC_RELEASE);
+		return 1;
+	}
+	beat = __atomic_load_n(&w->beat, __ATOMIC_ACQUIRE);
+	return now - beat > POLLER_STALE_MS &&
+	       __atomic_compare_exchange_n(&w->beat, &beat, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static void leave_poller(struct mdfio_rankfile_waiter *w)
+{
+	__atomic_store_n(&w->poller, 0, __ATOMIC_RELEASE);
+	/* a sibling asleep takes over at once, not at its next answer */
+	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
+	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Every rank record in one read: rec[r] for r < total. 0 or an errno. */
@@ -621,11 +731,17 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			       uint64_t *barrier, mdfio_rankfile_describe describe,
 			       void *arg, char *msg, size_t msglen)
 {
+	struct mdfio_rankfile_waiter *w = rf->waiter;
 	struct header h;
-	uint64_t b, lonely_since = 0;
+	uint64_t b, lonely_since = 0, start, next_poll, next_probe, max_seen = 0;
+	uint64_t timeout_us = (uint64_t)timeout_ms * 1000;
+	/* how long a wait goes without looking at the other ranks' claims:
+	 * half the timeout, so that a block gone is named within one and a
+	 * half of it, and a long wait probes the lock manager rarely */
+	uint64_t probe_us = timeout_us / 2 > 1000 ? timeout_us / 2 : 1000;
 	unsigned int sleep_us = POLL_FIRST_US;
 	char why[FAILURE_LEN], stop_why[FAILURE_LEN];
-	int err, got = 0;
+	int err, got = 0, polling = 0, header_read = 0;
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 	if (err)
@@ -649,23 +765,55 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	unlock(rf->fd, 0, REC);
 	if (err)
 		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
+	/* siblings already waiting learn it without a look at the file */
+	publish(w, rf->id, &h);
 	if (got < 0)
 		return mdfio_reason(msg, msglen, "%s", why);
+	start = now_us();
+	next_poll = start;
+	next_probe = start + probe_us;
 	for (;;) {
-		int released, failed, gone, stopped;
+		int released = 0, failed = 0, gone, stopped;
+		uint32_t seq = w ? __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) : 0;
+		uint64_t now = now_us(), until;
 
-		/* a shared lock also makes a network file system read the
-		 * file afresh */
-		err = lock(rf->fd, F_RDLCK, 0, REC, 1);
-		if (err)
-			return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME,
-					    strerror(err));
-		released = !read_header(rf->fd, &h) && h.released >= b;
-		failed = !released && h.failed == b;
-		unlock(rf->fd, 0, REC);
+		if (w && !polling)
+			polling = take_poller(w);
+		if (w) {
+			/* a sibling's arrival may have released it */
+			int state = published(w, rf, b, &max_seen);
+
+			released = state > 0;
+			failed = state < 0;
+		}
+		if (!released && !failed && (!w || polling) && now >= next_poll) {
+			/* a shared lock also makes a network file system read
+			 * the file afresh */
+			err = lock(rf->fd, F_RDLCK, 0, REC, 1);
+			if (err) {
+				if (polling)
+					leave_poller(w);
+				return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME,
+						    strerror(err));
+			}
+			if (!read_header(rf->fd, &h)) {
+				released = h.released >= b;
+				failed = !released && h.failed == b;
+				max_seen = h.max;
+				publish(w, rf->id, &h);
+			}
+			unlock(rf->fd, 0, REC);
+			next_poll = now + sleep_us;
+			if (sleep_us < POLL_MAX_US)
+				sleep_us = sleep_us * 2 < POLL_MAX_US ? sleep_us * 2 : POLL_MAX_US;
+		}
+		if (polling)
+			__atomic_store_n(&w->beat, (uint32_t)(now / 1000), __ATOMIC_RELEASE);
 		if (released) {
+			if (polling)
+				leave_poller(w);
 			if (max)
-				*max = h.max;
+				*max = max_seen;
 			return 0;
 		}
 		/* the job's siblings, present or not, look claimed through
@@ -674,26 +822,57 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		gone = !failed && mdfio_fio_gone(rf->fio_pid);
 		stopped = !failed && !gone && rf->stopped &&
 			  rf->stopped(rf->stopped_arg, stop_why, sizeof(stop_why));
-		/* time counts only while a whole block is claimed by nobody:
-		 * one claimed rank of it shows its fio busy with the previous
-		 * phase */
 		if (!failed && !gone && !stopped) {
-			if (!lonely_since || first_unclaimed(rf) == rf->total)
-				lonely_since = now_ms();
-			if (now_ms() - lonely_since <= timeout_ms) {
+			int timed_out = 0;
+
+			/* the claims are looked at only when the wait has gone
+			 * on for a while: time counts only while a whole block
+			 * is claimed by nobody, as one claimed rank of it shows
+			 * its fio busy with the previous phase */
+			if ((!w || polling) && now >= next_probe) {
+				if (first_unclaimed(rf) == rf->total) {
+					lonely_since = 0;
+					next_probe = now + probe_us;
+				} else {
+					if (!lonely_since)
+						lonely_since = now;
+					timed_out = now - lonely_since > timeout_us;
+					next_probe = lonely_since + timeout_us + 1000;
+				}
+			}
+			if (!timed_out) {
 				if (rf->waiting)
 					rf->waiting(rf->waiting_arg);
-				usleep(sleep_us);
-				if (sleep_us < POLL_MAX_US)
-					sleep_us *= 2;
+				until = now + ANSWER_US;
+				if (!w || polling) {
+					if (next_poll < until)
+						until = next_poll;
+					if (next_probe < until)
+						until = next_probe;
+				}
+				if (until > now) {
+					struct timespec ts = { .tv_sec = (time_t)((until - now) / 1000000),
+							       .tv_nsec = (long)((until - now) % 1000000) * 1000 };
+
+					/* a sibling's publication wakes it early */
+					if (w)
+						syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+					else
+						nanosleep(&ts, NULL);
+				}
 				continue;
 			}
+		}
+		if (polling) {
+			leave_poller(w);
+			polling = 0;
 		}
 		err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 		if (err)
 			return mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME,
 					    strerror(err));
-		if (!read_header(rf->fd, &h) && h.released >= b) {
+		header_read = !read_header(rf->fd, &h);
+		if (header_read && h.released >= b) {
 			unlock(rf->fd, 0, REC);
 			if (max)
 				*max = h.max;
@@ -716,10 +895,12 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			fail_barrier(rf, &h, b, why);
 			break;
 		}
-		if (first_unclaimed(rf) == rf->total) {
-			/* the missing block came after all */
+		if (failed || first_unclaimed(rf) == rf->total) {
+			/* the missing block came after all (or a sibling's
+			 * view of a failure was not this file's) */
 			unlock(rf->fd, 0, REC);
 			lonely_since = 0;
+			next_probe = now_us() + probe_us;
 			continue;
 		}
 		snprintf(why, sizeof(why), "ranks ");
@@ -731,6 +912,9 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		fail_barrier(rf, &h, b, why);
 		break;
 	}
+	/* the siblings waiting at it fail with the same reason at once */
+	if (header_read)
+		publish(w, rf->id, &h);
 	unlock(rf->fd, 0, REC);
 	return mdfio_reason(msg, msglen, "%s", why);
 }

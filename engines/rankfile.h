@@ -23,6 +23,11 @@
  * run ids the status file keeps. */
 #define MDFIO_RANKFILE_ID_LEN 17
 
+/* What the ranks of one fio process on one root share while they wait at a
+ * barrier, in memory that fio's job processes and threads all see: one of
+ * them polls the rank file for all (rankfile.c). */
+struct mdfio_rankfile_waiter;
+
 struct mdfio_rankfile {
 	int fd;
 	uint32_t rank, total;
@@ -44,13 +49,18 @@ struct mdfio_rankfile {
 	 * waits for the answer is answered meanwhile. */
 	void (*waiting)(void *arg);
 	void *waiting_arg;
+	/* The reservation's, shared with every rank its fio claims on the root
+	 * (NULL: this rank polls the file alone). */
+	struct mdfio_rankfile_waiter *waiter;
 };
 
 /* In the fio process that starts the jobs, before any starts: reserves
  * ranks [first, first+n) of dirfd's rank file (creating it) for as long as
  * rf stays open, which its jobs' claims need not but another fio's
  * reservation or claim of them cannot pass: a run is not left open to
- * another between its phases. Returns 0, or 1 with one line in msg (a live
+ * another between its phases. It also maps the memory in which the jobs
+ * that claim through it (forked from this process, or its threads) share
+ * one poller of the file at each barrier. Returns 0, or 1 with one line in msg (a live
  * holder is named: host and fio pid). */
 int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 			   uint32_t n, const char *host, char *msg, size_t msglen);
@@ -76,10 +86,14 @@ int mdfio_rankfile_unreserve(struct mdfio_rankfile *rf, int dirfd, uint32_t firs
 
 /* Waits until every rank of the run has arrived to enter phase (a name that
  * must be the same for all: ranks entering different phases fail the
- * barrier). A block of ranks of which one is still claimed is waited for
- * however long it takes (busy with the previous phase); a block that nobody
- * has claimed for timeout_ms makes the barrier fail, and so does rf->stopped
- * at once, with its reason. Once a barrier has
+ * barrier). Of the waiting ranks that share a waiter, one polls the file,
+ * backing off to a ceiling, and the others sleep until it tells them. A
+ * block of ranks of which one is still claimed is waited for however long
+ * it takes (busy with the previous phase); a block that nobody
+ * has claimed for timeout_ms makes the barrier fail (the claims are looked
+ * at after half of timeout_ms without a release, and then each half of it,
+ * so it fails within one and a half of timeout_ms), and so does
+ * rf->stopped at once, with its reason. Once a barrier has
  * failed, every later one in the life of the file fails at once with the
  * same reason: the run is broken, and its later phases must not meet ranks
  * that are still in earlier ones. A failing barrier

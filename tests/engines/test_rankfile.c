@@ -120,6 +120,101 @@ static void max_of_values(const char *dir, unsigned int n)
 	CHECK(!bad, "%u of %u ranks did not get the largest value of every barrier", bad, n);
 }
 
+/* Counts a rank's calls while it waits, in memory its test shares. */
+static void count_shared(void *arg)
+{
+	__atomic_add_fetch((unsigned int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* One "fio" of shared_lockstep: reserves ranks [first, first+k) of 2k and
+ * forks a job for each, which claims through the reservation (sharing its
+ * waiter) and passes ROUNDS barriers, each bringing a value, in lockstep
+ * with the other fio's jobs. Barrier 2 waits for a slow rank of the second
+ * fio, and every rank counts its calls to rf->waiting there. Returns how
+ * many of its jobs failed. */
+static unsigned int shared_fio(const char *dir, uint32_t first, uint32_t k, unsigned int *done,
+			       unsigned int *waited)
+{
+	struct mdfio_rankfile res;
+	char msg[256];
+	uint32_t r;
+	int fd = dirfd_of(dir), status;
+	unsigned int bad = 0;
+	pid_t jobs[8];
+
+	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", msg, sizeof(msg)))
+		return k;
+	for (r = first; r < first + k; r++) {
+		jobs[r - first] = fork();
+		if (jobs[r - first])
+			continue;
+		struct mdfio_rankfile rf;
+		uint64_t b, max, want;
+		uint32_t q;
+		int i, early = 0, wrong = 0;
+
+		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
+			_exit(2);
+		for (i = 1; i <= ROUNDS; i++) {
+			rf.waiting = i == 2 ? count_shared : NULL;
+			rf.waiting_arg = &waited[r];
+			max = UINT64_MAX;
+			if (mdfio_rankfile_barrier_max(&rf, "s", value_of(r, (unsigned int)i), &max, 5000, &b,
+						       NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+			if (b != (uint64_t)i)
+				_exit(5);
+			for (want = 0, q = 0; q < 2 * k; q++)
+				if (value_of(q, (unsigned int)i) > want)
+					want = value_of(q, (unsigned int)i);
+			wrong |= max != want;
+			if (__atomic_load_n(&done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? 2 * k : 0))
+				early = 1;
+			if (r == (uint32_t)i % (2 * k))
+				usleep(1000);	/* one slow rank per phase */
+			if (i == 1 && r == 2 * k - 1)
+				usleep(300000);	/* long enough for every rank to be asked */
+			__atomic_add_fetch(&done[i], 1, __ATOMIC_SEQ_CST);
+		}
+		mdfio_rankfile_release(&rf, fd, NULL, NULL);
+		_exit(early ? 4 : wrong ? 6 : 0);
+	}
+	/* its own jobs: the other fio may be this one's child */
+	for (r = 0; r < k; r++)
+		if (waitpid(jobs[r], &status, 0) != jobs[r] || !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	mdfio_rankfile_unreserve(&res, fd, first, k, NULL, NULL);
+	close(fd);
+	return bad;
+}
+
+/* Two fio processes of k ranks each: the ranks of one fio share one poller
+ * of the file (rankfile.c), and still every rank passes every barrier
+ * together with all others, gets the largest value, and is asked about
+ * fio's requests while it waits, poller or not. */
+static void shared_lockstep(const char *dir, uint32_t k)
+{
+	size_t len = sizeof(unsigned int) * (ROUNDS + 1 + 2 * k);
+	unsigned int *done = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned int *waited = done + ROUNDS + 1, bad, asked = 0;
+	uint32_t r;
+	int status = -1;
+	pid_t other = fork();
+
+	if (!other)
+		_exit((int)shared_fio(dir, k, k, done, waited));
+	bad = shared_fio(dir, 0, k, done, waited);
+	waitpid(other, &status, 0);
+	CHECK(!bad && WIFEXITED(status) && !WEXITSTATUS(status),
+	      "%u jobs of the first fio failed the lockstep, the second fio: status %d", bad, status);
+	for (r = 0; r + 1 < 2 * k; r++)
+		asked += waited[r] > 1;
+	CHECK(asked == 2 * k - 1, "%u of %u waiting ranks were asked about fio's requests", asked, 2 * k - 1);
+	CHECK(faccessat(dirfd_of(dir), MDFIO_RANKFILE_NAME, F_OK, 0),
+	      "the last fio out removes the rank file");
+	munmap(done, len);
+}
+
 static int keep(void *arg)
 {
 	(void)arg;
@@ -167,6 +262,9 @@ int main(void)
 	lockstep(dir, 5);
 	max_of_values(dir, 1);
 	max_of_values(dir, 5);
+	shared_lockstep(dir, 1);
+	shared_lockstep(dir, 4);
+
 
 	/* a live rank cannot be claimed twice; the holder is named */
 	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
