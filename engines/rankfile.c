@@ -456,6 +456,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
 	rf->stopped = NULL;
 	rf->waiting = NULL;
+	rf->stalled = NULL;
 	rf->waiter = reserved ? reserved->waiter : NULL;
 
 	rf->rank = rank;
@@ -726,6 +727,88 @@ int mdfio_rankfile_barrier(struct mdfio_rankfile *rf, const char *phase,
 					  describe, arg, msg, msglen);
 }
 
+/* What a range of missing ranks that starts at first is: its host, if its
+ * record names one, and busy (state 1: claimed, in the phase it entered
+ * last) or claimed by nobody (2). */
+static void describe_group(const struct rank_rec *recs, uint32_t first, int state,
+			   char *what, size_t len)
+{
+	const struct rank_rec *rec = &recs[first];
+	size_t n = 0;
+
+	what[0] = '\0';
+	if (strcmp(rec->host, "?"))
+		n = (size_t)snprintf(what, len, "host %s, ", rec->host);
+	if (n >= len)
+		return;
+	if (state == 2)
+		snprintf(what + n, len - n, "claimed by nobody");
+	else if (rec->phase[0] && strcmp(rec->phase, "-"))
+		snprintf(what + n, len - n, "busy since it entered %s", rec->phase);
+	else
+		snprintf(what + n, len - n, "busy");
+}
+
+/* One line for rf->stalled: how long this rank has waited at barrier b, and
+ * the ranks that have not arrived, as ranges of one host and state (busy
+ * in the phase it last entered, or claimed by nobody). One read of the
+ * records, and one lock probe per missing rank. */
+static void say_stalled(struct mdfio_rankfile *rf, uint64_t b, const char *phase,
+			uint64_t waited_us)
+{
+	struct rank_rec *recs;
+	char ranges[FAILURE_LEN / 2], what[128];
+	uint32_t r, first = 0, missing = 0, groups = 0;
+	int state, prev = 0;	/* 0 arrived, 1 busy, 2 claimed by nobody */
+	size_t n = 0;
+
+	if (!rf->stalled)
+		return;
+	recs = calloc(rf->total ? rf->total : 1, sizeof(*recs));
+	if (!recs || read_ranks(rf, recs)) {
+		free(recs);
+		return;
+	}
+	ranges[0] = '\0';
+	for (r = 0; r <= rf->total; r++) {
+		state = 0;
+		if (r < rf->total && r != rf->rank && recs[r].arrived < b) {
+			missing++;
+			state = claimed(rf->fd, r) ? 1 : 2;
+		}
+		/* a range goes on while host, state and phase stay */
+		if (prev && state == prev && !strcmp(recs[r].host, recs[first].host) &&
+		    !strcmp(recs[r].phase, recs[first].phase))
+			continue;
+		if (prev && ++groups <= 8 && n < sizeof(ranges)) {
+			describe_group(recs, first, prev, what, sizeof(what));
+			if (r - 1 > first)
+				n += (size_t)snprintf(ranges + n, sizeof(ranges) - n, "%s%" PRIu32 "-%" PRIu32 " (%s)",
+						      groups > 1 ? ", " : "", first, r - 1, what);
+			else
+				n += (size_t)snprintf(ranges + n, sizeof(ranges) - n, "%s%" PRIu32 " (%s)",
+						      groups > 1 ? ", " : "", first, what);
+		} else if (prev && groups == 9 && n < sizeof(ranges)) {
+			n += (size_t)snprintf(ranges + n, sizeof(ranges) - n, ", ...");
+		}
+		prev = state;
+		first = r;
+	}
+	free(recs);
+	if (missing)
+		snprintf(what, sizeof(what), "%" PRIu32 " of %" PRIu32 " ranks %s not arrived: ", missing,
+			 rf->total, missing == 1 ? "has" : "have");
+	else
+		snprintf(what, sizeof(what), "every rank has arrived, but none has released it");
+	{
+		char line[FAILURE_LEN];
+
+		snprintf(line, sizeof(line), "has waited %" PRIu64 " s to enter %s (barrier %" PRIu64 "): %s%s",
+			 waited_us / 1000000, phase, b, what, ranges);
+		rf->stalled(rf->stalled_arg, line);
+	}
+}
+
 int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			       uint64_t value, uint64_t *max, unsigned int timeout_ms,
 			       uint64_t *barrier, mdfio_rankfile_describe describe,
@@ -733,12 +816,13 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 {
 	struct mdfio_rankfile_waiter *w = rf->waiter;
 	struct header h;
-	uint64_t b, lonely_since = 0, start, next_poll, next_probe, max_seen = 0;
+	uint64_t b, lonely_since = 0, start, next_poll, next_probe, next_say, max_seen = 0;
 	uint64_t timeout_us = (uint64_t)timeout_ms * 1000;
 	/* how long a wait goes without looking at the other ranks' claims:
 	 * half the timeout, so that a block gone is named within one and a
 	 * half of it, and a long wait probes the lock manager rarely */
 	uint64_t probe_us = timeout_us / 2 > 1000 ? timeout_us / 2 : 1000;
+	uint64_t say_us = timeout_us > 1000000 ? timeout_us : 1000000;
 	unsigned int sleep_us = POLL_FIRST_US;
 	char why[FAILURE_LEN], stop_why[FAILURE_LEN];
 	int err, got = 0, polling = 0, header_read = 0;
@@ -772,6 +856,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	start = now_us();
 	next_poll = start;
 	next_probe = start + probe_us;
+	next_say = start + say_us;
 	for (;;) {
 		int released = 0, failed = 0, gone, stopped;
 		uint32_t seq = w ? __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) : 0;
@@ -841,6 +926,10 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 				}
 			}
 			if (!timed_out) {
+				if ((!w || polling) && now >= next_say) {
+					say_stalled(rf, b, phase, now - start);
+					next_say = now + say_us;
+				}
 				if (rf->waiting)
 					rf->waiting(rf->waiting_arg);
 				until = now + ANSWER_US;

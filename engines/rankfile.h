@@ -49,6 +49,12 @@ struct mdfio_rankfile {
 	 * waits for the answer is answered meanwhile. */
 	void (*waiting)(void *arg);
 	void *waiting_arg;
+	/* Called with one line (what the barrier sees, and which ranks and
+	 * hosts it waits for) when a wait has made no progress for the
+	 * barrier's timeout, and again after each further timeout (NULL:
+	 * nobody is told). */
+	void (*stalled)(void *arg, const char *line);
+	void *stalled_arg;
 	/* The reservation's, shared with every rank its fio claims on the root
 	 * (NULL: this rank polls the file alone). */
 	struct mdfio_rankfile_waiter *waiter;

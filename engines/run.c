@@ -199,6 +199,16 @@ static void answer_fio(void *arg)
 	mdfio_answer_fio(((struct mdfio_job *)arg)->td);
 }
 
+/* A barrier that waits long says so, once per join_timeout of its wait,
+ * from one rank of each fio: a run that waits for a slow or stuck host
+ * must not look hung. */
+static void say_stalled(void *arg, const char *line)
+{
+	struct mdfio_job *j = arg;
+
+	mdfio_notice("%s: rank %" PRIu32 " (host %s) %s", j->root, j->rank, j->host, line);
+}
+
 int mdfio_join_run(struct mdfio_job *j)
 {
 	char msg[1024], why[1024];
@@ -225,6 +235,8 @@ int mdfio_join_run(struct mdfio_job *j)
 	j->rankfile.stopped_arg = j;
 	j->rankfile.waiting = answer_fio;
 	j->rankfile.waiting_arg = j;
+	j->rankfile.stalled = say_stalled;
+	j->rankfile.stalled_arg = j;
 	return 0;
 }
 

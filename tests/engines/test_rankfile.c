@@ -215,6 +215,15 @@ static void shared_lockstep(const char *dir, uint32_t k)
 	munmap(done, len);
 }
 
+/* Keeps the first line a stalled barrier says. */
+static void keep_line(void *arg, const char *line)
+{
+	char *kept = arg;
+
+	if (!kept[0])
+		snprintf(kept, 512, "%s", line);
+}
+
 static int keep(void *arg)
 {
 	(void)arg;
@@ -265,6 +274,45 @@ int main(void)
 	shared_lockstep(dir, 1);
 	shared_lockstep(dir, 4);
 
+	/* a wait that makes no progress for the timeout says what it sees,
+	 * before it fails: the busy rank, and the one nobody has claimed */
+	{
+		int go[2], ready[2];
+		char kept[512] = "", c;
+
+		CHECK(!pipe(go) && !pipe(ready), "pipe");
+		child = fork();
+		if (!child) {
+			int cfd = dirfd_of(dir);
+
+			close(go[1]);
+			close(ready[0]);
+			if (mdfio_rankfile_claim(&b, cfd, 1, 3, 1, "hostB", msg, sizeof(msg)))
+				_exit(2);
+			close(ready[1]);
+			/* busy until the parent is done */
+			if (read(go[0], &c, 1) < 0)
+				_exit(3);
+			mdfio_rankfile_release(&b, cfd, NULL, NULL);
+			_exit(0);
+		}
+		close(go[0]);
+		close(ready[1]);
+		CHECK(read(ready[0], &c, 1) == 0, "the busy rank has claimed");
+		close(ready[0]);
+		CHECK(!mdfio_rankfile_claim(&a, fd, 0, 3, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+		a.stalled = keep_line;
+		a.stalled_arg = kept;
+		CHECK(mdfio_rankfile_barrier(&a, "p", 1000, &gen, NULL, NULL, msg, sizeof(msg)) &&
+		      !strcmp(msg, "ranks 2 of 3 did not join within 1 s"), "an unclaimed rank: %s", msg);
+		CHECK(strstr(kept, " s to enter p (barrier 1): 2 of 3 ranks have not arrived: "
+				   "1 (host hostB, busy), 2 (claimed by nobody)") && !strncmp(kept, "has waited ", 11),
+		      "the stalled barrier said: %s", kept);
+		mdfio_rankfile_release(&a, fd, NULL, NULL);
+		close(go[1]);
+		waitpid(child, &status, 0);
+		CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "the busy rank: %d", WEXITSTATUS(status));
+	}
 
 	/* a live rank cannot be claimed twice; the holder is named */
 	CHECK(!mdfio_rankfile_claim(&a, fd, 1, 3, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);

@@ -435,7 +435,8 @@ def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
     """Two fio processes of 2 clones each (as srun starts them): one clone of
     the first is held for twice join_timeout in its precreate while its
     sibling has ended, so no rank of the second fio's benchmark may give up,
-    and no phase may meet another at a barrier."""
+    and no phase may meet another at a barrier. The second fio does not
+    wait silently: after join_timeout one of its ranks names the busy one."""
     text = mdfio.fio.jobfile(["precreate", "benchmark", "benchmark", "cleanup"], tmpfs, engine_path(),
                              numjobs=2, bs=64, datasets=1, precreate_per_set=30000, steps_per_set=10,
                              join_timeout=2)
@@ -461,6 +462,10 @@ def test_a_clone_still_busy_is_waited_for_beyond_join_timeout(tmpfs, tmp_path):
     errs = [p.communicate(timeout=TIMEOUT)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], errs
     assert os.listdir(tmpfs) == []
+    said = re.compile(rf"mdfio: {re.escape(str(tmpfs))}: rank [23] \(host \S+\) has waited \d+ s to enter "
+                      rf"benchmark-\d+ \(barrier \d+\): [12] of 4 ranks ha(s|ve) not arrived: .*"
+                      rf"\b[01] \(host \S+, busy since it entered precreate-0-go\)")
+    assert any(said.fullmatch(line) for line in errs[1].splitlines()), errs[1]
 
 
 def children(pid):
