@@ -16,7 +16,7 @@ import mdfio.fio
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
-            "scaling", "hosts", "callgrind", "reference", "walltime")
+            "scaling", "hosts", "callgrind", "reference", "walltime", "barrier")
 
 
 def is_spread(cell, signed=False):
@@ -372,3 +372,25 @@ def test_a_bad_ranks_depths_or_engine_fs_value_is_one_line(option, value, expect
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [f"bench: {option} {value}: {expected}"]
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_barrier_compares_builds_and_finds_one_poller_per_fio(tmp_path):
+    """The barrier section measures this build and the one given, and sees
+    the rank file polled by one process of each waiting fio, whatever its
+    numbers: several would mean the fio's ranks do not share their poller."""
+    need_root("bench/run mounts tmpfs")
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "barrier", "--before-build",
+                           str(ENGINE_DIR.parent), "--out", str(out)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    [md] = out.glob("????-??-??-barrier.md")
+    doc = json.loads(md.with_suffix(".json").read_text())
+    table = rows(doc, "Requests to the file system at the barrier")
+    assert [(r["engines"], r["ranks"]) for r in table] == [("this build", 4), ("before", 4)]
+    assert [r["pollers per fio"] for r in table] == [1, 1]
+    assert all(r["waiting: requests/s"] > 0 and r["per barrier"] > 0 for r in table)
+    assert "Reproduce: `bench/run --only barrier --before-build DIR --quick`" in md.read_text()
