@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,6 @@
 /* How often a waiting rank answers fio (rf->waiting), in memory: fio's
  * requests for statistics wait for it (MDFIO_ANSWER_MS in job.h). */
 #define ANSWER_US 50000
-/* A poller that has not looked for this long (stuck in a lock wait, or a
- * job process killed) is replaced by another waiting sibling. */
-#define POLLER_STALE_MS 3000
-
 /* The futex call whose timeout is this build's struct timespec (see
  * reserve.c: a 32-bit build with a 64-bit time_t needs futex_time64). */
 #ifdef SYS_futex_time64
@@ -49,15 +46,58 @@
  * reads the file and publishes what it saw here, in memory shared by fio's
  * job processes, and wakes the others; so the file system sees one poller
  * per fio process, not one per rank. Published states are the header's,
- * of the file with id; released only grows in one file's life. */
+ * of the file with id; released only grows in one file's life.
+ * Both locks are robust: the kernel frees a lock whose holder (a job
+ * process or thread) dies, and the next to take it is told. So a poller
+ * is replaced exactly when it is gone, never because it was slow (a busy
+ * machine may not run it for seconds, and a lock request to a network
+ * file system may take as long: a second poller then would poll beside
+ * it for ever after), and a job killed while publishing blocks nobody. */
 struct mdfio_rankfile_waiter {
 	uint32_t seq;		/* futex word: bumped at every publication */
-	uint32_t poller;	/* 1 while a rank polls for the others */
-	uint32_t beat;		/* the poller's latest look, ms (wraps) */
-	uint32_t lock;
+	pthread_mutex_t poller;	/* held by the rank that polls for the others */
+	pthread_mutex_t lock;	/* guards what follows */
 	char id[MDFIO_RANKFILE_ID_LEN];
 	uint64_t released, failed, max;
 };
+
+/* Initialises the two locks of w, shared between processes and robust.
+ * 0, or an errno. */
+static int waiter_init(struct mdfio_rankfile_waiter *w)
+{
+	pthread_mutexattr_t a;
+	int err = pthread_mutexattr_init(&a);
+
+	if (err)
+		return err;
+	err = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	if (!err)
+		err = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	if (!err)
+		err = pthread_mutex_init(&w->poller, &a);
+	if (!err) {
+		err = pthread_mutex_init(&w->lock, &a);
+		if (err)
+			pthread_mutex_destroy(&w->poller);
+	}
+	pthread_mutexattr_destroy(&a);
+	return err;
+}
+
+/* Takes robust lock m (waiting for it if wait): 1 taken, 0 held by a live
+ * holder (no wait only). A lock whose holder died is taken as it stands:
+ * what it guards is a copy of the file's header, which the next
+ * publication writes whole, or nothing (the poller's). */
+static int take_robust(pthread_mutex_t *m, int wait)
+{
+	int err = wait ? pthread_mutex_lock(m) : pthread_mutex_trylock(m);
+
+	if (err == EOWNERDEAD) {
+		pthread_mutex_consistent(m);
+		err = 0;
+	}
+	return !err;
+}
 
 /* The header record, then why the last barrier failed (so that every rank
  * waiting at it reports the same ranks and hosts), then one record a rank. */
@@ -384,8 +424,12 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 	/* before fio forks its jobs, so that they all share it */
 	rf->waiter = mmap(NULL, sizeof(*rf->waiter), PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (rf->waiter == MAP_FAILED)
+	if (rf->waiter == MAP_FAILED) {
 		rf->waiter = NULL;	/* each of its ranks polls alone */
+	} else if (waiter_init(rf->waiter)) {
+		munmap(rf->waiter, sizeof(*rf->waiter));
+		rf->waiter = NULL;
+	}
 	for (tries = 0; tries < 100; tries++) {
 		if (open_file(rf, dirfd, msg, msglen))
 			return 1;
@@ -490,13 +534,12 @@ static uint64_t now_us(void)
 
 static void waiter_lock(struct mdfio_rankfile_waiter *w)
 {
-	while (__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
-		;
+	take_robust(&w->lock, 1);
 }
 
 static void waiter_unlock(struct mdfio_rankfile_waiter *w)
 {
-	__atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->lock);
 }
 
 /* Tells the waiting siblings what the header of the file with id says. */
@@ -535,23 +578,18 @@ static int published(struct mdfio_rankfile_waiter *w, const struct mdfio_rankfil
 }
 
 /* Whether this rank now polls for its siblings: nobody does, or the one
- * who did has stopped looking. */
+ * who did is gone (its process or thread ended without leaving). A poller
+ * that is only slow, or waits for a lock, stays the only one: a second
+ * would wait for the same lock. */
 static int take_poller(struct mdfio_rankfile_waiter *w)
 {
-	uint32_t now = (uint32_t)(now_us() / 1000), beat, free = 0;
-
-	if (__atomic_compare_exchange_n(&w->poller, &free, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&w->beat, now, __ATOMIC_RELEASE);
-		return 1;
-	}
-	beat = __atomic_load_n(&w->beat, __ATOMIC_ACQUIRE);
-	return now - beat > POLLER_STALE_MS &&
-	       __atomic_compare_exchange_n(&w->beat, &beat, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return take_robust(&w->poller, 0);
 }
 
+/* Called by the thread that took the poller, and only by it. */
 static void leave_poller(struct mdfio_rankfile_waiter *w)
 {
-	__atomic_store_n(&w->poller, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->poller);
 	/* a sibling asleep takes over at once, not at its next answer */
 	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
 	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -892,8 +930,6 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			if (sleep_us < POLL_MAX_US)
 				sleep_us = sleep_us * 2 < POLL_MAX_US ? sleep_us * 2 : POLL_MAX_US;
 		}
-		if (polling)
-			__atomic_store_n(&w->beat, (uint32_t)(now / 1000), __ATOMIC_RELEASE);
 		if (released) {
 			if (polling)
 				leave_poller(w);

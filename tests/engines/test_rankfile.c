@@ -215,6 +215,133 @@ static void shared_lockstep(const char *dir, uint32_t k)
 	munmap(done, len);
 }
 
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Counts a rank's stall lines (rf->stalled), in memory its test shares. */
+static void count_stalled(void *arg, const char *line)
+{
+	(void)line;
+	__atomic_add_fetch((unsigned int *)arg, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Waits (at most 10 s) until counts[r] is non-zero. */
+static int await_count(const unsigned int *counts, uint32_t r)
+{
+	int i;
+
+	for (i = 0; i < 10000 && !__atomic_load_n(&counts[r], __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
+	return __atomic_load_n(&counts[r], __ATOMIC_SEQ_CST) > 0;
+}
+
+/* Waits for children[0..n) until deadline (CLOCK_MONOTONIC seconds), then
+ * kills the rest: how many did not exit with status want. */
+static unsigned int reap_by(const pid_t *children, unsigned int n, int want, double deadline)
+{
+	unsigned int i, bad = 0;
+	int status;
+
+	for (i = 0; i < n; i++) {
+		while (waitpid(children[i], &status, WNOHANG) == 0 && seconds_now() < deadline)
+			usleep(10000);
+		if (seconds_now() >= deadline && waitpid(children[i], &status, WNOHANG) == 0) {
+			kill(children[i], SIGKILL);
+			waitpid(children[i], &status, 0);
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != want)
+			bad++;
+	}
+	return bad;
+}
+
+/* A fio of 3 ranks (0-2) and one of 1 (rank 3), with a join_timeout of 1 s:
+ * rank 3 claims its rank and stays busy; rank 0 waits first at a barrier,
+ * so it polls the file for its fio; then ranks 1 and 2 wait. Rank 3
+ * arrives when rank 0 has been dealt with, 0.3 s after ranks 1 and 2 wait.
+ *
+ * kill_it: rank 0 is killed (SIGKILL). A poller that is gone is replaced:
+ * the barrier cannot pass without rank 0, and its siblings, which learn
+ * only through a poller, hear that rank 3 gave up on it, and give up too,
+ * instead of waiting for ever.
+ *
+ * Otherwise rank 0 is stopped for 3.5 s (SIGSTOP, longer than a heartbeat
+ * would allow), then let run for 1.5 s (SIGCONT). A poller that is only
+ * slow stays its fio's only poller: no sibling starts polling beside it,
+ * so only it ever says that the wait stalls (rf->stalled); and the barrier
+ * passes for all. */
+static void poller_mishap(const char *dir, int kill_it)
+{
+	unsigned int *waited = mmap(NULL, sizeof(unsigned int) * 9, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned int *go = waited + 4, *said = waited + 5, bad;
+	struct mdfio_rankfile res;
+	char msg[256];
+	uint32_t r, i;
+	pid_t jobs[4];
+	int fd = dirfd_of(dir);
+
+	CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 3, "h", msg, sizeof(msg)), "reserve: %s", msg);
+	for (i = 0; i < 4; i++) {
+		r = (i + 3) % 4;	/* 3, 0, 1, 2 */
+		jobs[r] = fork();
+		if (!jobs[r]) {
+			struct mdfio_rankfile rf;
+			uint64_t b;
+
+			if (r < 3 ? mdfio_rankfile_claim_reserved(&rf, fd, r, 4, 3, "h", &res, msg, sizeof(msg))
+				  : mdfio_rankfile_claim(&rf, fd, r, 4, 1, "h2", msg, sizeof(msg)))
+				_exit(2);
+			__atomic_add_fetch(&waited[r], r == 3, __ATOMIC_SEQ_CST);	/* claimed */
+			while (r == 3 && !__atomic_load_n(go, __ATOMIC_SEQ_CST))
+				usleep(1000);
+			rf.waiting = count_shared;
+			rf.waiting_arg = &waited[r];
+			rf.stalled = count_stalled;
+			rf.stalled_arg = &said[r];
+			if (mdfio_rankfile_barrier(&rf, "p", 1000, &b, NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+			mdfio_rankfile_release(&rf, fd, NULL, NULL);
+			_exit(0);
+		}
+		CHECK(await_count(waited, r), "rank %u did not claim or wait", r);
+	}
+	usleep(300000);
+	if (kill_it) {
+		int status;
+
+		/* reaped: its claim is gone before rank 3 looks (a process
+		 * killed but still exiting holds its locks) */
+		kill(jobs[0], SIGKILL);
+		waitpid(jobs[0], &status, 0);
+	} else {
+		kill(jobs[0], SIGSTOP);
+		usleep(3500000);
+		kill(jobs[0], SIGCONT);
+		usleep(1500000);
+	}
+	__atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
+	mdfio_rankfile_unreserve(&res, fd, 0, 3, NULL, NULL);
+	if (kill_it) {
+		bad = reap_by(jobs + 1, 3, 3, seconds_now() + 20);
+		CHECK(!bad, "%u of the 3 ranks that outlived the poller did not give up on it", bad);
+	} else {
+		bad = reap_by(jobs, 4, 0, seconds_now() + 20);
+		CHECK(!bad, "%u of 4 ranks failed the barrier after their poller was stopped", bad);
+		CHECK(said[0] >= 1 && !said[1] && !said[2],
+		      "stall lines of the fio's ranks 0, 1, 2: %u, %u, %u (its poller, rank 0, alone)",
+		      said[0], said[1], said[2]);
+	}
+	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	close(fd);
+	munmap(waited, sizeof(unsigned int) * 9);
+}
+
 /* Keeps the first line a stalled barrier says. */
 static void keep_line(void *arg, const char *line)
 {
@@ -273,6 +400,8 @@ int main(void)
 	max_of_values(dir, 5);
 	shared_lockstep(dir, 1);
 	shared_lockstep(dir, 4);
+	poller_mishap(dir, 0);
+	poller_mishap(dir, 1);
 
 	/* a wait that makes no progress for the timeout says what it sees,
 	 * before it fails: the busy rank, and the one nobody has claimed */
