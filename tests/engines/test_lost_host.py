@@ -19,9 +19,11 @@ from mdfio.hosts import fio_servers, need_unshare
 R, D, P, I = 9, 3, 300, 300
 JOIN_TIMEOUT = 5
 # repeat 2 runs for seconds: a few steps, each operation followed by a
-# wait of 10^3 times its time (md-workbench -t), so the kill comes while
-# every rank is in it
-SLOW = {"steps_per_set": 3, "waiting_factor": 1000}
+# wait of 10^4 times its time (md-workbench -t), from 1 us on 10 ms or
+# more, so that the kill comes while every rank is in it, after fio's
+# reports of every rank's end of repeat 1 have gone out (INTERVAL)
+SLOW = {"steps_per_set": 3, "waiting_factor": 10000}
+INTERVAL = 1    # s, the client's --status-interval
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 
 
@@ -37,6 +39,11 @@ def jobtext(root, hosts):
     return text
 
 
+def in_repeat_2(status):
+    """The ranks the status shows in repeat 2 (from position I on)."""
+    return set(re.findall(rf"^rank (\d+) benchmarking {I} ", status.read_text(), re.M))
+
+
 def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
     if need_unshare():
         pytest.skip(need_unshare())
@@ -48,21 +55,27 @@ def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         job = tmp_path / "job.fio"
         job.write_text(jobtext(root, [s.name for s in servers]))
-        client = subprocess.Popen(["fio", f"--client={hosts}", "--status-interval=1", "--output-format=json+",
+        client = subprocess.Popen(["fio", f"--client={hosts}", f"--status-interval={INTERVAL}",
+                                   "--output-format=json+",
                                    f"--output={out}", str(job)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
         try:
             status = root / "mdfio.status"
             deadline = time.monotonic() + 120
             # repeat 2 starts at position I (repeat 1 at 0)
-            while not status.exists() or len(re.findall(rf"^rank \d+ benchmarking {I} ", status.read_text(),
-                                                        re.M)) < 6:
+            while not status.exists() or len(in_repeat_2(status)) < 6:
                 assert time.monotonic() < deadline and client.poll() is None, "repeat 2 did not start"
                 time.sleep(0.005)
-            killed = time.monotonic()
+            time.sleep(2.5 * INTERVAL)
+            assert len(in_repeat_2(status)) == 6, "repeat 2 ended before the kill"
             servers[2].kill()
+            # the survivors end repeat 2, then wait for the lost ranks
+            while in_repeat_2(status) - {"4", "5"}:
+                assert time.monotonic() < deadline and client.poll() is None, "repeat 2 did not end"
+                time.sleep(0.01)
+            arrived = time.monotonic()
             assert client.wait(timeout=120) != 0
-            took = time.monotonic() - killed
+            took = time.monotonic() - arrived
         finally:
             if client.poll() is None:
                 client.kill()
@@ -70,8 +83,8 @@ def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
     text = out.read_text()
     messages = text[:text.find("\n{")]
     assert not SANITIZER_REPORT.search(messages), messages
-    # the survivors end repeat 2 (seconds), then wait one join_timeout
-    assert took < JOIN_TIMEOUT + 10 + 5, (took, messages)
+    # one join_timeout from the survivors' arrival at the barrier
+    assert took < JOIN_TIMEOUT + 10, (took, messages)
     gave_up = [line for line in messages.splitlines() if "did not join" in line]
     assert sorted(re.search(r"rank (\d) \(host", line)[1] for line in gave_up) == ["0", "1", "2", "3"], messages
     for line in gave_up:
