@@ -760,19 +760,23 @@ class RunSections:
                                f"{_where(j, [])} with {key}={b}: not one run")
 
     def _check_numjobs(self, sec):
-        """No fio process (a file, a server of a client) reported more than
-        numjobs jobs. Fewer is a process that died, or a host killed while
-        it sent a report (a fio client's last report of it then lacks some
-        of its jobs): their ranks are missing (_check_ranks)."""
+        """Every fio process (a file, a server of a client) reported
+        numjobs jobs. Fewer is allowed where the section lacks ranks (a
+        process that died, or a host killed while it sent a report: a fio
+        client's last report of it then lacks some of its jobs), which
+        _check_ranks has found missing; otherwise the JSON does not add up."""
         per_process = {}
         for j in sec.jobs:
             per_process.setdefault((j.file, j.hostname), []).append(j)
         for (file, server), jobs in per_process.items():
             want = Section(sec.name, jobs[0].opts, file).int_opt("numjobs", default=1)
+            at = f" (fio server {server}, host {jobs[0].host})" if server is not None else ""
             if len(jobs) > want:
-                at = f" (fio server {server}, host {jobs[0].host})" if server is not None else ""
                 raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} processes, more than its "
                                f"{want} (numjobs): not one run")
+            if len(jobs) < want and len(sec.missing) < want - len(jobs):
+                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} of its {want} processes "
+                               "(numjobs): a process is missing")
 
     def _check_ranks(self, sec):
         """Refuses a rank given twice (files or hosts of different runs);
