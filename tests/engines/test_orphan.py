@@ -14,7 +14,7 @@ import pytest
 
 import mdfio.fio
 from conftest import SANITIZER_REPORT, engine_path, fio_env, job, namespace
-from mdfio.hosts import fio_servers, need_unshare
+from mdfio.hosts import alive, fio_servers, need_unshare
 
 D, P, I = 2, 20, 20
 # the benchmark runs for minutes unless stopped: each operation is followed
@@ -31,14 +31,6 @@ def benchmarking(root, ranks, proc, deadline=60):
     while not status.exists() or status.read_text().count("benchmarking") < ranks:
         assert time.monotonic() < end and proc.poll() is None, "the benchmark did not start"
         time.sleep(0.01)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def wait_ended(pids):

@@ -98,7 +98,7 @@ class FioServer:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"host {self.name}: processes {left} outlive SIGKILL")
             time.sleep(0.01)
-        while left := [pid for pid in killed if _alive(pid)]:
+        while left := [pid for pid in killed if alive(pid)]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"host {self.name}: processes {left} do not end after SIGKILL")
             time.sleep(0.01)
@@ -121,7 +121,7 @@ def _uts(pid):
         return None
 
 
-def _alive(pid):
+def alive(pid):
     """Whether a process has not ended (a zombie has)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -132,7 +132,7 @@ def _alive(pid):
 
 def _in_namespace(uts):
     """The live processes of a UTS namespace."""
-    return [pid for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()) if _uts(pid) == uts and _alive(pid)]
+    return [pid for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()) if _uts(pid) == uts and alive(pid)]
 
 
 def _free_port(address):
