@@ -895,9 +895,9 @@ static int engine_getevents(struct thread_data *td, unsigned int min,
 		td_verror(td, -ret, "mdfio reap");
 		return ret;
 	}
-	/* a unit reaped here may have ended the phase (or a halted rank's
-	 * last), with an io_u refused meanwhile still requeued */
-	if (td->done || td->terminate)
+	/* a unit reaped here may have ended a stonewalled phase, with an io_u
+	 * refused meanwhile still requeued (only stonewall_hold refuses) */
+	if ((td->done || td->terminate) && (j->sw_timer_ns || j->sw_stopped))
 		release_refused(td, NULL);
 	return (int)j->nr_events;
 }
