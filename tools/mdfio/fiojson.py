@@ -768,14 +768,20 @@ class RunSections:
         per_process = {}
         for j in sec.jobs:
             per_process.setdefault((j.file, j.hostname), []).append(j)
+        counted = []
         for (file, server), jobs in per_process.items():
             want = Section(sec.name, jobs[0].opts, file).int_opt("numjobs", default=1)
             at = f" (fio server {server}, host {jobs[0].host})" if server is not None else ""
-            if len(jobs) > want:
-                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} processes, more than its "
+            counted.append((file, at, len(jobs), want))
+        # a process with too many jobs says "not one run" whatever else is
+        # short, so it is named first
+        for file, at, have, want in counted:
+            if have > want:
+                raise BadInput(f"{file}: job {sec.name}{at} reported {have} processes, more than its "
                                f"{want} (numjobs): not one run")
-            if len(jobs) < want and len(sec.missing) < want - len(jobs):
-                raise BadInput(f"{file}: job {sec.name}{at} reported {len(jobs)} of its {want} processes "
+        for file, at, have, want in counted:
+            if have < want and len(sec.missing) < want - have:
+                raise BadInput(f"{file}: job {sec.name}{at} reported {have} of its {want} processes "
                                "(numjobs): a process is missing")
 
     def _check_ranks(self, sec):
