@@ -59,6 +59,13 @@ struct mdfio_rankfile_waiter {
 	pthread_mutex_t lock;	/* guards what follows */
 	char id[MDFIO_RANKFILE_ID_LEN];
 	uint64_t released, failed, max;
+	/* The fence: the barriers of this fio's ranks, counted (round);
+	 * how many of them have arrived at barrier arrive_b of the file
+	 * with arrive_id, whose last enters the fence for round; and the
+	 * last round whose fence completed. */
+	char arrive_id[MDFIO_RANKFILE_ID_LEN];
+	uint64_t arrive_b, round, fenced;
+	uint32_t arrived;
 };
 
 /* Initialises the two locks of w, shared between processes and robust.
@@ -421,6 +428,7 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 	snprintf(rf->host, sizeof(rf->host), "%s", host);
 	rf->fio_pid = (long)getpid();
 	rf->reserved_fd = -1;
+	rf->fence = NULL;
 	/* before fio forks its jobs, so that they all share it */
 	rf->waiter = mmap(NULL, sizeof(*rf->waiter), PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -502,6 +510,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->waiting = NULL;
 	rf->stalled = NULL;
 	rf->waiter = reserved ? reserved->waiter : NULL;
+	rf->fence = reserved ? reserved->fence : NULL;
 
 	rf->rank = rank;
 	rf->total = total;
@@ -593,6 +602,36 @@ static void leave_poller(struct mdfio_rankfile_waiter *w)
 	/* a sibling asleep takes over at once, not at its next answer */
 	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
 	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* This rank has arrived at barrier b: the round of the fence it waits for
+ * (0: none, the ranks poll). The last of its fio's ranks to arrive enters
+ * the launcher's collective for all of them. */
+static uint64_t enter_fence(struct mdfio_rankfile *rf, uint64_t b)
+{
+	struct mdfio_rankfile_waiter *w = rf->waiter;
+	uint64_t round;
+	int last;
+
+	if (!w || !rf->fence)
+		return 0;
+	waiter_lock(w);
+	if (w->arrive_b != b || memcmp(w->arrive_id, rf->id, sizeof(w->arrive_id))) {
+		memcpy(w->arrive_id, rf->id, sizeof(w->arrive_id));
+		w->arrive_b = b;
+		w->arrived = 0;
+		w->round++;
+	}
+	round = w->round;
+	last = ++w->arrived == rf->block;
+	waiter_unlock(w);
+	if (last && rf->fence->enter(rf->fence->arg, round, &w->fenced, &w->seq)) {
+		/* no collective to wait for: look at the file now */
+		__atomic_store_n(&w->fenced, round, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
+		syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+	return round;
 }
 
 /* Every rank record in one read: rec[r] for r < total. 0 or an errno. */
@@ -854,7 +893,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 {
 	struct mdfio_rankfile_waiter *w = rf->waiter;
 	struct header h;
-	uint64_t b, lonely_since = 0, start, next_poll, next_probe, next_say, max_seen = 0;
+	uint64_t b, lonely_since = 0, start, next_poll, next_probe, next_say, max_seen = 0, round;
 	uint64_t timeout_us = (uint64_t)timeout_ms * 1000;
 	/* how long a wait goes without looking at the other ranks' claims:
 	 * half the timeout, so that a block gone is named within one and a
@@ -885,6 +924,9 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	if (got < 0)
 		fail_barrier(rf, &h, b, why);
 	unlock(rf->fd, 0, REC);
+	/* also when this rank released it: every fio process enters the
+	 * launcher's collective once for every barrier, in the same order */
+	round = err || got < 0 ? 0 : enter_fence(rf, b);
 	if (err)
 		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	/* siblings already waiting learn it without a look at the file */
@@ -892,7 +934,9 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	if (got < 0)
 		return mdfio_reason(msg, msglen, "%s", why);
 	start = now_us();
-	next_poll = start;
+	/* with a fence, the file is read when it completes (or at a probe),
+	 * not polled */
+	next_poll = round ? UINT64_MAX : start;
 	next_probe = start + probe_us;
 	next_say = start + say_us;
 	for (;;) {
@@ -902,6 +946,13 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 
 		if (w && !polling)
 			polling = take_poller(w);
+		if (round && __atomic_load_n(&w->fenced, __ATOMIC_ACQUIRE) >= round) {
+			/* one look now; if the fence did not mean the
+			 * release (fio processes that entered different
+			 * barriers), the file is polled from here on */
+			round = 0;
+			next_poll = now;
+		}
 		if (w) {
 			/* a sibling's arrival may have released it */
 			int state = published(w, rf, b, &max_seen);
@@ -926,9 +977,13 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 				publish(w, rf->id, &h);
 			}
 			unlock(rf->fd, 0, REC);
-			next_poll = now + sleep_us;
-			if (sleep_us < POLL_MAX_US)
-				sleep_us = sleep_us * 2 < POLL_MAX_US ? sleep_us * 2 : POLL_MAX_US;
+			if (round) {
+				next_poll = UINT64_MAX;
+			} else {
+				next_poll = now + sleep_us;
+				if (sleep_us < POLL_MAX_US)
+					sleep_us = sleep_us * 2 < POLL_MAX_US ? sleep_us * 2 : POLL_MAX_US;
+			}
 		}
 		if (released) {
 			if (polling)
@@ -951,6 +1006,11 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 			 * is claimed by nobody, as one claimed rank of it shows
 			 * its fio busy with the previous phase */
 			if ((!w || polling) && now >= next_probe) {
+				/* and, with a fence that has not completed, the
+				 * file itself: a failure, or a release whose
+				 * fence is late, is seen */
+				if (round)
+					next_poll = now;
 				if (first_unclaimed(rf) == rf->total) {
 					lonely_since = 0;
 					next_probe = now + probe_us;

@@ -28,6 +28,19 @@
  * them polls the rank file for all (rankfile.c). */
 struct mdfio_rankfile_waiter;
 
+/* A collective of the program that started the run's fio processes (its
+ * launcher), which every fio process enters once per barrier of the file,
+ * in the same order: when it completes, every rank has arrived and the
+ * last to arrive has released the barrier in the file. enter asks for the
+ * collective of barrier b and returns 0, or non-zero if it cannot (the
+ * waiting ranks then poll the file); once that collective completes,
+ * successfully or not, it stores b into *fenced and wakes the futex word
+ * *wake (both in memory the ranks share). */
+struct mdfio_rankfile_fence {
+	int (*enter)(void *arg, uint64_t b, uint64_t *fenced, uint32_t *wake);
+	void *arg;
+};
+
 struct mdfio_rankfile {
 	int fd;
 	uint32_t rank, total;
@@ -58,6 +71,10 @@ struct mdfio_rankfile {
 	/* The reservation's, shared with every rank its fio claims on the root
 	 * (NULL: this rank polls the file alone). */
 	struct mdfio_rankfile_waiter *waiter;
+	/* The launcher's collective (NULL: none, or no waiter): the ranks
+	 * that share the waiter look at the file once it completes, and
+	 * poll it only if the barrier is not released then. */
+	const struct mdfio_rankfile_fence *fence;
 };
 
 /* In the fio process that starts the jobs, before any starts: reserves

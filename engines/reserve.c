@@ -22,6 +22,7 @@
 
 #include "fio_compat.h"
 #include "job.h"
+#include "launcher.h"
 
 /* The futex call whose timeout is this build's struct timespec: a 32-bit
  * architecture's futex takes a 32-bit time_t, so a build with a 64-bit one
@@ -246,8 +247,12 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	nr_held++;
 	res->first = first;
 	res->n = n;
-	if (!mdfio_rankfile_reserve(&res->rf, res->dirfd, first, n, host, msg, sizeof(msg)))
+	if (!mdfio_rankfile_reserve(&res->rf, res->dirfd, first, n, host, msg, sizeof(msg))) {
+		/* here, in fio's main process, the launcher's client starts */
+		if (res->rf.waiter)
+			res->rf.fence = mdfio_launcher_fence();
 		return 0;
+	}
 	res->refused = 1;
 	return mdfio_error("%s: host %s: %s", root, host, msg);
 }

@@ -1,10 +1,13 @@
 /* Rank claims and barriers between processes on one file system. */
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,6 +218,133 @@ static void shared_lockstep(const char *dir, uint32_t k)
 	munmap(done, len);
 }
 
+/* A launcher's collective between the two "fio" processes of
+ * fenced_lockstep, as PMIx_Fence is between mpirun's: round r completes
+ * once both fios have entered it, and then only after a delay, so that a
+ * rank that passed its barrier by polling the file would pass before the
+ * fence completed. Shared by both fios (mapped before they fork). */
+#define FENCE_ROUNDS 6
+#define FENCE_DELAY_US 100000
+struct fake_launcher {
+	unsigned int entered[FENCE_ROUNDS + 1];
+	unsigned int completed[FENCE_ROUNDS + 1];
+	/* whether a rank of fio f passed round r before its fence completed */
+	unsigned int unfenced[FENCE_ROUNDS + 1][2];
+	int mode;	/* 0 as the launcher's; 1 completes at once; 2 refuses */
+};
+static struct fake_launcher *launcher;
+
+static int fake_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wake)
+{
+	struct fake_launcher *l = arg;
+
+	if (l->mode == 2 || round > FENCE_ROUNDS)
+		return 1;
+	__atomic_add_fetch(&l->entered[round], 1, __ATOMIC_SEQ_CST);
+	/* an agent of its own, as launcher.c's thread: enter never waits */
+	if (fork())
+		return 0;
+	while (l->mode == 0 && __atomic_load_n(&l->entered[round], __ATOMIC_SEQ_CST) < 2)
+		usleep(1000);
+	if (l->mode == 0)
+		usleep(FENCE_DELAY_US);
+	__atomic_store_n(&l->completed[round], 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(fenced, round, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(wake, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	_exit(0);
+}
+
+static const struct mdfio_rankfile_fence fake_fence = { fake_enter, NULL };
+
+/* One fio of fenced_lockstep: k ranks through one reservation with the
+ * fake fence, FENCE_ROUNDS barriers; a job exits 4 if it passed a barrier
+ * before the other fio's ranks arrived, and says when it passed one before
+ * its fence completed (in launcher->unfenced). */
+static unsigned int fenced_fio(const char *dir, uint32_t first, uint32_t k, unsigned int *done)
+{
+	struct mdfio_rankfile res;
+	struct mdfio_rankfile_fence fence = fake_fence;
+	char msg[256];
+	uint32_t r;
+	int fd = dirfd_of(dir), status;
+	unsigned int bad = 0;
+	pid_t jobs[8];
+
+	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", msg, sizeof(msg)))
+		return k;
+	fence.arg = launcher;
+	res.fence = &fence;
+	for (r = first; r < first + k; r++) {
+		jobs[r - first] = fork();
+		if (jobs[r - first])
+			continue;
+		struct mdfio_rankfile rf;
+		uint64_t b;
+		int i, early = 0;
+
+		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
+			_exit(2);
+		for (i = 1; i <= FENCE_ROUNDS; i++) {
+			if (mdfio_rankfile_barrier(&rf, "f", 5000, &b, NULL, NULL, msg, sizeof(msg)))
+				_exit(3);
+			if (b != (uint64_t)i)
+				_exit(5);
+			if (__atomic_load_n(&done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? 2 * k : 0))
+				early = 1;
+			if (!__atomic_load_n(&launcher->completed[i], __ATOMIC_SEQ_CST))
+				launcher->unfenced[i][first > 0] = 1;
+			if (r == (uint32_t)i % (2 * k))
+				usleep(20000);	/* one slow rank per phase */
+			__atomic_add_fetch(&done[i], 1, __ATOMIC_SEQ_CST);
+		}
+		mdfio_rankfile_release(&rf, fd, NULL, NULL);
+		_exit(early ? 4 : 0);
+	}
+	for (r = 0; r < k; r++)
+		if (waitpid(jobs[r], &status, 0) != jobs[r] || !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	mdfio_rankfile_unreserve(&res, fd, first, k, NULL, NULL);
+	close(fd);
+	return bad;
+}
+
+/* Two fios of k ranks each with a launcher's fence: every rank passes every
+ * barrier together with all others, and (mode 0) the ranks of the fio
+ * whose rank did not release it only once the fence has completed: the
+ * waiting ranks look at the file when it completes, not before. A fence
+ * that completes before the release (mode 1: fios that entered different
+ * barriers) or that cannot be entered (mode 2) leaves the file's barrier
+ * as it is: polled, and passed together. */
+static void fenced_lockstep(const char *dir, uint32_t k, int mode)
+{
+	size_t len = sizeof(unsigned int) * (FENCE_ROUNDS + 1);
+	unsigned int *done = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned int bad, r;
+	int status = -1;
+	pid_t other;
+
+	launcher = mmap(NULL, sizeof(*launcher), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	memset(launcher, 0, sizeof(*launcher));
+	launcher->mode = mode;
+	other = fork();
+	if (!other)
+		_exit((int)fenced_fio(dir, k, k, done));
+	bad = fenced_fio(dir, 0, k, done);
+	waitpid(other, &status, 0);
+	CHECK(!bad && WIFEXITED(status) && !WEXITSTATUS(status),
+	      "fence mode %d, %u ranks a fio: %u jobs of the first fio failed the lockstep, the second fio: status %d",
+	      mode, k, bad, status);
+	for (r = 1; mode == 0 && r <= FENCE_ROUNDS; r++)
+		CHECK(!launcher->unfenced[r][0] || !launcher->unfenced[r][1],
+		      "%u ranks a fio: ranks of both fios passed barrier %u before its fence completed", k, r);
+	/* the fence's own agents */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	munmap(launcher, sizeof(*launcher));
+	munmap(done, len);
+}
+
 static double seconds_now(void)
 {
 	struct timespec ts;
@@ -402,6 +532,10 @@ int main(void)
 	shared_lockstep(dir, 4);
 	poller_mishap(dir, 0);
 	poller_mishap(dir, 1);
+	fenced_lockstep(dir, 1, 0);
+	fenced_lockstep(dir, 3, 0);
+	fenced_lockstep(dir, 3, 1);
+	fenced_lockstep(dir, 3, 2);
 
 	/* a wait that makes no progress for the timeout says what it sees,
 	 * before it fails: the busy rank, and the one nobody has claimed */

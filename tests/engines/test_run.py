@@ -313,6 +313,44 @@ def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset, mpi):
     assert os.listdir(tmpfs) == []
 
 
+# the rank file's header read under a shared lock: the barrier's look at it
+HEADER_LOOK = re.compile(r"F_OFD_SETLKW, \{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=160\}")
+
+
+def test_under_mpirun_the_barrier_waits_in_pmix_fence(tmpfs, tmp_path):
+    """Open MPI's mpirun serves PMIx to the fio processes it starts: the
+    ranks of a barrier wait in PMIx_Fence and look at the rank file once it
+    completes, where without PMIx they poll it. Three fio processes, the
+    last started LATE seconds after the others, so that theirs wait at the
+    first barrier; side by side, with PMIX_NAMESPACE taken away (no PMIx)."""
+    need_mpirun()
+    LATE = 3
+    phases = ["precreate", "benchmark", "cleanup"]
+    text = mdfio.fio.jobfile(phases, tmpfs, engine_path(), numjobs=1, datasets=D, precreate_per_set=P,
+                             steps_per_set=I, join_timeout=30)
+    job = tmp_path / "job.fio"
+    job.write_text(text)
+    looks = {}
+    for pmix in (True, False):
+        trace = tmp_path / f"pmix-{pmix}"
+        script = (("" if pmix else "unset PMIX_NAMESPACE; ") +
+                  f'[ "$OMPI_COMM_WORLD_RANK" = 2 ] && sleep {LATE}; '
+                  f'exec strace -f -qq -e trace=fcntl -o "{trace}.$OMPI_COMM_WORLD_RANK" '
+                  f'fio --output-format=json --output="{trace}.$OMPI_COMM_WORLD_RANK.json" "{job}"')
+        proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", "3", "sh", "-c", script],
+                              capture_output=True, text=True, env=fio_env(MPI_ENV), timeout=TIMEOUT)
+        assert proc.returncode == 0 and not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
+        looks[pmix] = [len(HEADER_LOOK.findall(Path(f"{trace}.{r}").read_text())) for r in range(3)]
+        assert os.listdir(tmpfs) == []
+    # each phase starts with two barriers: at most one look at each (the
+    # fence completes once every rank has arrived, and the last to arrive
+    # has released it); polling, the early ranks look many times while the
+    # late one starts
+    barriers = 2 * len(phases)
+    assert all(n <= barriers for n in looks[True]), looks
+    assert all(n > barriers for n in looks[False][:2]), looks
+
+
 def test_mpirun_namespace_matches_one_fio(tmpfs, tmp_path):
     text = mdfio.fio.jobfile(["precreate", "benchmark"], tmpfs, engine_path(), numjobs=1, datasets=D,
                              precreate_per_set=P, steps_per_set=I, rank_offset=1, verify_read=1, join_timeout=5)

@@ -90,11 +90,12 @@ def check_run(outputs, processes):
     assert re.search(r"^Nodemap: 1{%d}$" % n, report.stdout, re.M), report.stdout
 
 
-@pytest.mark.parametrize("mpi", ["none", "pmi2"])
+@pytest.mark.parametrize("mpi", ["none", "pmi2", "pmix"])
 def test_srun_runs_the_shipped_jobfile_one_fio_per_task(slurm, tmpfs, tmp_path, mpi):
     """srun -n 4: four fio processes of 2 clones each, one run of 8 ranks
     from SLURM_PROCID and the step's size; under srun's PMI-2 plugin the
-    same from PMI_RANK and PMI_SIZE."""
+    same from PMI_RANK and PMI_SIZE; under its PMIx plugin the barrier
+    waits in PMIx_Fence (test_run.py counts what it spares the file)."""
     out = tmp_path / "run"
     env = task_env(slurm, tmpfs, tmp_path, out)
     proc = slurm_run(["srun", "-n", "4", "--overcommit", f"--mpi={mpi}", "sh", "-c", TASK], env, tmp_path)
@@ -103,6 +104,7 @@ def test_srun_runs_the_shipped_jobfile_one_fio_per_task(slurm, tmpfs, tmp_path, 
         task = environment(out.with_suffix(f".{p}.env"))
         assert (task["SLURM_PROCID"], task["SLURM_STEP_NUM_TASKS"]) == (str(p), "4")
         assert (task.get("PMI_RANK"), task.get("PMI_SIZE")) == ((str(p), "4") if mpi == "pmi2" else (None, None))
+        assert task.get("PMIX_RANK") == (str(p) if mpi == "pmix" else None)
     check_run([out.with_suffix(f".{p}.json") for p in range(4)], 4)
     assert os.listdir(tmpfs) == []
 
