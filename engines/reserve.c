@@ -183,6 +183,38 @@ static struct thread_data *previous_section(struct thread_data *td)
 	return prev;
 }
 
+/* Whether another mdfio job of this fio names res's root another way ("/r"
+ * and "/r/", or through a symlink): one line and 1 if so, from the first
+ * job of each spelling, before any of them starts. The sections of one
+ * root run in order, and its jobs share one reservation, only where the
+ * jobfile names it alike; two spellings would make two runs of one
+ * namespace in one fio, the second refused as "another fio run". */
+static int same_directory(struct thread_data *td, struct reservation *res)
+{
+	struct thread_data *t;
+	struct stat a, b;
+	int i;
+
+	if (fstat(res->dirfd, &a))
+		return 0;
+	mdfio_for_each_td(t, i) {
+		if (!is_mdfio(t) || !t->o.directory || !strcmp(t->o.directory, td->o.directory) ||
+		    stat(t->o.directory, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			continue;
+		close(res->dirfd);
+		res->dirfd = -1;
+		res->refused = 1;
+		nr_held++;
+		/* in one order from either side: said once (mdfio_error) */
+		if (strcmp(td->o.directory, t->o.directory) < 0)
+			return mdfio_error("directory=%s and directory=%s are one directory: name a root the same way in every section of the jobfile",
+					   td->o.directory, t->o.directory);
+		return mdfio_error("directory=%s and directory=%s are one directory: name a root the same way in every section of the jobfile",
+				   t->o.directory, td->o.directory);
+	}
+	return 0;
+}
+
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host)
 {
@@ -244,6 +276,8 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 		res->dirfd = -1;
 		return 0;
 	}
+	if (same_directory(td, res))
+		return 1;
 	nr_held++;
 	res->first = first;
 	res->n = n;

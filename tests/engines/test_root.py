@@ -100,3 +100,21 @@ def test_a_refused_precreate_leaves_no_root(tmpfs, tmp_path):
     lines = run.mdfio_lines()
     assert run.rc != 0 and len(lines) == 1 and "not an md-workbench run-info file" in lines[0], run.stderr
     assert os.listdir(tmpfs) == []
+
+
+def test_one_root_spelled_two_ways_is_refused_before_anything_runs(tmpfs, tmp_path):
+    """Sections name one directory as "/r" and "/r/", or "/r/.": one line
+    naming both spellings, nothing made. A second spelling used to
+    run as a second run of the namespace in the same fio, refused as
+    "another fio run" naming this fio's own pid, after the first had run."""
+    root = tmpfs / "ns"
+    root.mkdir()
+    for other in (f"{root}/", f"{root}/."):
+        text = job(["precreate", "benchmark", "cleanup"], root, **OPTS)
+        text = text.replace("[cleanup-2]\n", f"[cleanup-2]\ndirectory={other}\n")
+        assert f"directory={other}\n" in text
+        run = run_fio(text, tmp_path, check=False)
+        pair = sorted([str(root), other])
+        assert run.mdfio_lines() == [f"mdfio: directory={pair[0]} and directory={pair[1]} are one directory: "
+                                     "name a root the same way in every section of the jobfile"], run.stderr
+        assert os.listdir(root) == [], other
