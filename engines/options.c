@@ -588,6 +588,17 @@ static int mdfio_job_phase(const struct thread_data *t)
 static int engine_option_refused(const struct thread_data *t, char *msg, size_t len)
 {
 	const struct mdfio_options *eo = t->eo;
+	int steps = mdfio_phases[eo->phase - 1].per_set_is_steps;
+	uint64_t per_set = steps ? eo->steps : eo->precreate, units, bytes;
+
+	/* fio counts a job's bytes (size=, io_size) in 64 bits: beyond, a
+	 * phase would run as some other size, or fio would ask for a size=
+	 * nobody set */
+	if (__builtin_mul_overflow(per_set, (uint64_t)eo->datasets, &units) ||
+	    __builtin_mul_overflow(units, (uint64_t)t->o.bs[DDIR_WRITE], &bytes))
+		return why(msg, len, "datasets=%u times %s=%" PRIu64 " objects of bs=%llu bytes is more than fio counts in a job's 64-bit size; use fewer or smaller objects",
+			   eo->datasets, steps ? "steps_per_set" : "precreate_per_set", per_set,
+			   (unsigned long long)t->o.bs[DDIR_WRITE]);
 
 	if (eo->stonewall_wear_out && !eo->stonewall_timer)
 		return why(msg, len, "stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer stops the ranks (md-workbench -W with -w)");

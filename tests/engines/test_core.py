@@ -385,6 +385,13 @@ def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     ({"root": "/nonexistent/mdfio"}, "directory=/nonexistent/mdfio: not an existing directory"),
     ({"ranks": "${MDW_UNSET}|x"}, "ranks=|x: expected an integer"),
     ({"latency_log": "/tmp/" + "x" * 5000}, "latency_log: longer than the 4095 characters it can hold"),
+    # 2^24 * 2^40 * 3901 bytes: more than fio's 64-bit size, which it
+    # used to take wrapped, asking for size= and leaving a rank file
+    ({"datasets": str(2 ** 24), "precreate_per_set": str(2 ** 40), "steps_per_set": str(2 ** 40)},
+     f"datasets={2 ** 24} times steps_per_set={2 ** 40} objects"),
+    ({"phase": "precreate", "datasets": str(2 ** 24), "precreate_per_set": str(2 ** 40)},
+     f"datasets={2 ** 24} times precreate_per_set={2 ** 40} objects of bs=3901 bytes is more than fio counts "
+     "in a job's 64-bit size"),
 ])
 def test_bad_option_gives_one_clear_line(tmpfs, tmp_path, extra, needle, engine):
     lines = ["[j]", f"ioengine=external:{engine_path(engine)}", f"directory={tmpfs}", "bs=3901"]
