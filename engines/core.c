@@ -283,13 +283,16 @@ static int init_job(struct thread_data *td)
 
 		/* notices on fio's error stream like every other: stdout may
 		 * be fio's JSON */
-		if (j->recover == 2)
+		if (j->rec_lo == j->rec_hi)
+			mdfio_notice("rank %" PRIu32 ": %s was made by mdfio-null, so no file in its datasets is mdfio's: only the empty ones are removed",
+				     j->rank, j->root);
+		else if (j->recover == 2)
 			mdfio_notice("rank %" PRIu32 ": the ranks' FIFO positions in %s differ (a benchmark stopped by stonewall_timer without stonewall_wear_out); removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
 				     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
 		else
 			mdfio_notice("rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
 				     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
-		if (j->rec_old)
+		if (j->rec_old && j->rec_lo != j->rec_hi)
 			mdfio_notice("rank %" PRIu32 ": %s predates mdfio-status 2, which records the steps of a benchmark: recovery takes them as precreate_per_set, the most there can be, and removes objects up to index %" PRIu64,
 				    j->rank, j->status_path, j->rec_hi - 1);
 		j->units = n ? n : 1;
@@ -352,6 +355,25 @@ static int __attribute__((cold, noinline)) orphaned(struct mdfio_job *j)
 		    j->rank, mdfio_phase_name(j->phase), why);
 	mdfio_stop_run(j);
 	return 1;
+}
+
+/* A create found its object's name taken (O_EXCL): the file there is not
+ * mdfio's, and the EEXIST is the proof. The status keeps it before the
+ * unit goes on, so that no later phase, recovery or cleanup deletes it; a
+ * rank that cannot record it stops the run, even with
+ * ignore_precreate_errors=1. */
+static void __attribute__((cold, noinline))
+name_taken(struct mdfio_job *j, const struct mdfio_unit *u)
+{
+	const struct mdfio_step *st = &j->ph->steps[u->step];
+	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
+
+	if (!mdfio_record_taken(j, j->dsets[st->target][u->d].rank, u->d, idx) || j->halted)
+		return;
+	j->halted = 1;
+	mdfio_error("rank %" PRIu32 " %s: %s/%s is not mdfio's, and the status cannot say so; the run stops here",
+		    j->rank, mdfio_phase_name(j->phase), u->dir, u->req.name);
+	mdfio_stop_run(j);
 }
 
 /* Runs once per request: inlined into unit_next, the hot path; recover.c
@@ -627,6 +649,31 @@ static int __attribute__((noinline)) stonewall_hold(struct thread_data *td, stru
 	return 1;
 }
 
+static inline int unit_next(struct thread_data *td, struct mdfio_job *j,
+			    struct mdfio_unit *u, uint64_t end_ns);
+
+/* A unit whose first request would stat, read or delete a file that the
+ * status records as taken (not mdfio's) fails that request without making
+ * it: a benchmark step ends there, as at an object that is missing (no
+ * read, delete or create), and a cleanup leaves the file, so that removing
+ * its dataset fails. Returns 1 when the unit is over. */
+static int __attribute__((cold, noinline))
+unit_on_taken(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u)
+{
+	const struct mdfio_step *st = &j->ph->steps[0];
+	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
+
+	if (st->op == MDFIO_OP_CREATE ||
+	    !mdfio_taken_find(j->taken, j->nr_taken, j->dsets[st->target][u->d].rank, u->d, idx))
+		return 0;
+	if (!j->taken_left++)
+		mdfio_notice("rank %" PRIu32 " %s: %s/%s is not mdfio's (a create found its name taken), so it is left alone: a %s error",
+			     j->rank, mdfio_phase_name(j->phase), u->dir, u->req.name, mdfio_op_names[st->op]);
+	u->req.t0 = mdfio_now();
+	u->req.err = EEXIST;
+	return !unit_next(td, j, u, u->req.t0);
+}
+
 /* Starts the next unit on io_u, its first request in unit->req. NULL: the
  * io_u is complete already (no unit left, or one the core did itself). */
 static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
@@ -668,6 +715,8 @@ static struct mdfio_unit *unit_start(struct thread_data *td, struct io_u *io_u)
 		u->idx = j->pos + k / j->datasets;
 	}
 	set_req(j, u, 0);
+	if (__builtin_expect(j->nr_taken != 0, 0) && unit_on_taken(td, j, u))
+		return NULL;
 	return u;
 }
 
@@ -705,6 +754,8 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 	     mdfio_pattern_check(&j->pattern, u->rbuf,
 				 j->dsets[MDFIO_READ_FROM][u->d].rank, u->d, u->idx)))
 		err = EBADMSG;
+	if (__builtin_expect(err == EEXIST, 0) && r->op == MDFIO_OP_CREATE)
+		name_taken(j, u);
 	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
 	if (__builtin_expect(j->slow, 0))
 		after_op(j, u, end_ns - r->t0, err);
@@ -994,6 +1045,7 @@ static void engine_cleanup(struct thread_data *td)
 	if ((report_errors(j) || (j->entered && !complete) || j->late_error) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	mdfio_datasets_free(j);
+	free(j->taken);
 	mdfio_pattern_free(&j->pattern);
 	free(j->unit);
 	free(j->events);

@@ -82,6 +82,10 @@ struct mdfio_backend {
 	 * between io_us; once it says 0 it is not asked again. */
 	int (*ends_in_start)(void *priv);
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
+	/* touches no object (mdfio-null): its namespaces hold none, so no
+	 * phase of any engine deletes a file in their datasets, and it
+	 * deletes none in a recovery */
+	int no_objects;
 };
 
 struct mdfio_options {

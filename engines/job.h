@@ -183,6 +183,15 @@ struct mdfio_job {
 	DIR *rec_dir;
 	uint64_t rec_found;	/* objects found in this pass over rec_dir */
 	char rec_name[MDFIO_OBJECT_NAME_MAX];	/* the object found last */
+	/* the status's taken names (objects whose create found the name
+	 * taken: files mdfio did not make), as the phase found them: no unit
+	 * stats, reads or deletes one, and a recovery leaves them; the units
+	 * that left one alone, and the first such object */
+	struct mdfio_taken *taken;
+	uint32_t nr_taken;
+	uint64_t taken_left;
+	/* a cleanup's start the status could not record (no room) */
+	int unrecorded;
 };
 
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
@@ -322,6 +331,10 @@ int mdfio_commit_phase(struct mdfio_job *j);
  * stays as long as there is one. */
 int mdfio_namespace_left(int root_fd);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
+/* A create of this rank found the name index of dataset (rank, d) taken:
+ * the status records it before anything else can happen to the file, so
+ * that no phase deletes it. One line and 1 if it cannot. */
+int mdfio_record_taken(struct mdfio_job *j, uint32_t rank, uint32_t d, uint64_t index);
 
 /* latency_log.c */
 int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat);

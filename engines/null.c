@@ -102,6 +102,7 @@ static const struct mdfio_backend null_backend = {
 	.reap = null_reap,
 	.init = null_init,
 	.exit = null_exit,
+	.no_objects = 1,
 };
 
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);

@@ -97,6 +97,9 @@ static int fill_status(struct mdfio_job *j, struct mdfio_status *st)
 	st->precreate = j->precreate;
 	st->object_size = j->size;
 	st->start = pos;
+	st->version = MDFIO_STATUS_VERSION;
+	/* md-workbench's namespace holds objects, whichever engine adopts it */
+	st->no_objects = j->be->no_objects && !j->adopt;
 	for (r = 0; r < j->ranks; r++) {
 		st->rank[r].state = j->adopt ? MDFIO_RS_READY : MDFIO_RS_PRECREATING;
 		st->rank[r].pos = pos;
@@ -156,6 +159,44 @@ static int status_mismatch(struct mdfio_job *j, const struct mdfio_status *st)
 	return 0;
 }
 
+/* A namespace of mdfio-null holds no object, and one of a real engine
+ * objects mdfio-null cannot see: a benchmark of the other kind would count
+ * every step as failed and still move the FIFO, and mdfio-null's cleanup
+ * would remove none of a real namespace's objects. A real engine's cleanup
+ * of mdfio-null's namespace is allowed: it deletes no file (recover 3). */
+static int engine_mismatch(struct mdfio_job *j, struct mdfio_status *st)
+{
+	/* an older mdfio did not say: the namespace is taken to be of this
+	 * engine's kind, and from its next update says so */
+	if (st->version < 4)
+		st->no_objects = j->be->no_objects;
+	if (j->ph->makes_datasets || !st->no_objects == !j->be->no_objects)
+		return 0;
+	if (st->no_objects && j->phase == MDFIO_BENCHMARK)
+		return mdfio_error("%s: the namespace in %s was made by mdfio-null and holds no objects, so a benchmark with %s would find none: run phase=cleanup, then phase=precreate with %s",
+				   j->status_path, j->root, j->be->name, j->be->name);
+	if (!st->no_objects)
+		return mdfio_error("%s: the namespace in %s holds objects a real engine made, which %s does not touch: run its %s with the engine that made them",
+				   j->status_path, j->root, j->be->name, mdfio_phase_name(j->phase));
+	return 0;
+}
+
+/* The status's taken names, for the units of the phase. */
+static int keep_taken(struct mdfio_job *j, const struct mdfio_status *st)
+{
+	free(j->taken);
+	j->taken = NULL;
+	j->nr_taken = 0;
+	if (!st->nr_taken)
+		return 0;
+	j->taken = malloc((size_t)st->nr_taken * sizeof(*j->taken));
+	if (!j->taken)
+		return mdfio_error("out of memory");
+	memcpy(j->taken, st->taken, (size_t)st->nr_taken * sizeof(*j->taken));
+	j->nr_taken = st->nr_taken;
+	return 0;
+}
+
 int mdfio_phase_precheck(struct mdfio_job *j)
 {
 	struct stat sb;
@@ -203,11 +244,11 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 	*have = !err;
 	if (err && err != ENOENT)
 		return mdfio_error("%s: %s", j->status_path, msg);
-	if (*have && mdfio_status_read(*fd, st, msg, sizeof(msg))) {
+	if (*have && mdfio_status_read(j->root_fd, *fd, st, msg, sizeof(msg))) {
 		mdfio_error("%s: %s; refusing to touch this directory", j->status_path, msg);
 		goto fail;
 	}
-	if (*have && status_mismatch(j, st))
+	if (*have && (status_mismatch(j, st) || engine_mismatch(j, st)))
 		goto fail;
 	/* md-workbench's namespace: the status it will get, where every rank
 	 * is at the run-info file's position */
@@ -243,8 +284,18 @@ static int read_entry(struct mdfio_job *j, struct mdfio_status *st, int *fd,
 		}
 		j->ns_start = st->start;
 	}
-	if (j->recover)
+	/* a real engine's cleanup of mdfio-null's namespace reads its
+	 * datasets, in which no file is mdfio's */
+	if (*have && st->no_objects && !j->be->no_objects && j->phase == MDFIO_CLEANUP && !j->recover)
+		j->recover = 3;
+	if (j->recover) {
 		j->rec_old = mdfio_status_window(st, &j->rec_lo, &j->rec_hi);
+		/* mdfio-null made no file, whatever an older status says */
+		if (j->be->no_objects)
+			j->rec_hi = j->rec_lo;
+	}
+	if (*have && !j->ph->makes_datasets && keep_taken(j, st))
+		goto fail;
 	return 0;
 fail:
 	mdfio_status_free(st);
@@ -336,9 +387,18 @@ int mdfio_commit_phase(struct mdfio_job *j)
 		if (!j->recover)
 			st.rank[j->rank].steps = j->ph->advances && !j->read_only ? j->steps : 0;
 		snprintf(st.rank[j->rank].run, MDFIO_RUN_LEN, "%s", j->run);
-		err = mdfio_status_write(fd, &st);
-		if (err)
-			mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
+		err = mdfio_status_write(j->root_fd, fd, &st);
+		/* a cleanup is what makes room on a file system that is full
+		 * (the update needs a file of its own): it goes on, and its
+		 * leave records it */
+		if ((err == ENOSPC || err == EDQUOT) && j->phase == MDFIO_CLEANUP) {
+			mdfio_notice("rank %" PRIu32 ": cannot update %s: %s; the cleanup goes on, and records its end once its deletes have made room",
+				     j->rank, j->status_path, strerror(err));
+			j->unrecorded = 1;
+			err = 0;
+		} else if (err) {
+			mdfio_error("cannot update %s: %s (it is left as it was)", j->status_path, strerror(err));
+		}
 	}
 	mdfio_status_free(&st);
 	if (have)
@@ -370,8 +430,11 @@ static void store_position(struct mdfio_job *j, const struct mdfio_status *st)
 }
 
 /* Leaves the phase: records the new position; the last rank out of a
- * cleanup that removed everything also removes the status file. */
-int mdfio_leave_phase(struct mdfio_job *j, int complete)
+ * cleanup that removed everything also removes the status file. With
+ * wait, an update that finds no room (ENOSPC, EDQUOT) while other ranks
+ * are still in the phase returns -1 and says nothing: see
+ * mdfio_leave_phase. */
+static int leave_once(struct mdfio_job *j, int complete, int wait)
 {
 	struct mdfio_status st;
 	struct mdfio_rank_rec *me;
@@ -379,23 +442,34 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 	uint32_t r, cleaned = 0;
 	int fd, err, last;
 
+	/* a rank whose end the status cannot record fails its phase: the
+	 * next one would find it still working */
 	err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
 	if (err) {
 		mdfio_error("%s: %s", j->status_path,
 			    err == ENOENT ? "removed while the phase ran" : msg);
+		j->late_error = 1;
 		return 0;
 	}
-	if (mdfio_status_read(fd, &st, msg, sizeof(msg))) {
+	if (mdfio_status_read(j->root_fd, fd, &st, msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->status_path, msg);
 		mdfio_status_unlock(fd);
+		j->late_error = 1;
 		return 0;
 	}
+	if (st.version < 4)
+		st.no_objects = j->be->no_objects;
 	if (strcmp(st.left_run, j->run)) {
 		st.left = 0;
 		snprintf(st.left_run, MDFIO_RUN_LEN, "%s", j->run);
 	}
 	last = ++st.left == st.ranks;
 	me = &st.rank[j->rank];
+	if (j->unrecorded) {
+		me->state = j->ph->working;
+		me->pos = j->pos;
+		snprintf(me->run, MDFIO_RUN_LEN, "%s", j->run);
+	}
 	if (complete) {
 		me->state = j->ph->done;
 		/* by the steps really done: a stonewall_timer may have
@@ -417,16 +491,38 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 			mdfio_notice("%s: cannot mark %s: mdfio created this root, but it stays",
 				     j->root, MDFIO_RANKFILE_NAME);
 	} else
-		err = mdfio_status_write(fd, &st);
-	if (err)
-		mdfio_error("cannot update %s: %s", j->status_path, strerror(err));
-	else if (last)
+		err = mdfio_status_write(j->root_fd, fd, &st);
+	if ((err == ENOSPC || err == EDQUOT) && wait && !last) {
+		mdfio_status_free(&st);
+		mdfio_status_unlock(fd);
+		return -1;
+	}
+	if (err) {
+		mdfio_error("cannot update %s: %s (it is left as it was)", j->status_path, strerror(err));
+		j->late_error = 1;
+		last = 0;
+	} else if (last)
 		store_position(j, &st);
 	mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
 	return last;
 }
 
+int mdfio_leave_phase(struct mdfio_job *j, int complete)
+{
+	/* a cleanup makes room on a file system that is full, and the
+	 * status's update needs a file of its own: a rank out before the
+	 * others' deletes have made any waits for them, as long as a barrier
+	 * waits for a rank */
+	uint64_t until = mdfio_now() + (uint64_t)j->join_timeout * 1000000000u;
+	int last;
+
+	while ((last = leave_once(j, complete, j->phase == MDFIO_CLEANUP && mdfio_now() < until)) < 0) {
+		usleep(MDFIO_ANSWER_MS * 1000);
+		mdfio_answer_fio(j->td);
+	}
+	return last;
+}
 
 int mdfio_namespace_left(int root_fd)
 {
@@ -436,9 +532,35 @@ int mdfio_namespace_left(int root_fd)
 
 	if (mdfio_status_lock(root_fd, 0, &fd, msg, sizeof(msg)))
 		return 0;
-	ok = !mdfio_status_read(fd, &st, msg, sizeof(msg));
+	ok = !mdfio_status_read(root_fd, fd, &st, msg, sizeof(msg));
 	if (ok)
 		mdfio_status_free(&st);
 	mdfio_status_unlock(fd);
 	return ok;
+}
+
+int mdfio_record_taken(struct mdfio_job *j, uint32_t rank, uint32_t d, uint64_t index)
+{
+	struct mdfio_status st;
+	char msg[512];
+	int fd, err;
+
+	err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
+	if (err)
+		return mdfio_error("%s: %s", j->status_path, err == ENOENT ? "removed while the phase ran" : msg);
+	if (mdfio_status_read(j->root_fd, fd, &st, msg, sizeof(msg))) {
+		mdfio_status_unlock(fd);
+		return mdfio_error("%s: %s", j->status_path, msg);
+	}
+	err = mdfio_status_add_taken(&st, rank, d, index);
+	if (!err)
+		err = mdfio_status_write(j->root_fd, fd, &st);
+	mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+	if (err == E2BIG)
+		return mdfio_error("%s already records %d object names that files mdfio did not make had taken, the most it keeps",
+				   j->status_path, MDFIO_TAKEN_MAX);
+	if (err)
+		return mdfio_error("cannot update %s: %s (it is left as it was)", j->status_path, strerror(err));
+	return 0;
 }

@@ -35,14 +35,16 @@ static DIR *listing(const struct mdfio_dataset *ds)
 	return dir;
 }
 
-/* Whether entry de of dir can be an object mdfio made: its name, index
- * and type. */
-static int ours(const struct mdfio_job *j, DIR *dir, const struct dirent *de,
+/* Whether entry de of dir, our dataset d, can be an object mdfio made: its
+ * name, index and type, and no create of it found the name taken. */
+static int ours(const struct mdfio_job *j, uint32_t d, DIR *dir, const struct dirent *de,
 		uint64_t *idx)
 {
 	struct stat sb;
 
 	if (!mdfio_parse_object_name(de->d_name, idx) || *idx < j->rec_lo || *idx >= j->rec_hi)
+		return 0;
+	if (j->nr_taken && mdfio_taken_find(j->taken, j->nr_taken, j->rank, d, *idx))
 		return 0;
 	if (de->d_type != DT_UNKNOWN)
 		return de->d_type == DT_REG;
@@ -67,7 +69,7 @@ uint64_t mdfio_count_objects(struct mdfio_job *j)
 		if (!dir)
 			continue;
 		while ((de = readdir(dir)))
-			n += ours(j, dir, de, &idx);
+			n += ours(j, d, dir, de, &idx);
 		closedir(dir);
 	}
 	return n;
@@ -94,8 +96,11 @@ void mdfio_recover_report(struct mdfio_job *j)
 		}
 		closedir(dir);
 	}
-	if (n)
-		mdfio_error("rank %" PRIu32 " cleanup: left %" PRIu64 " entr%s in its datasets (first: %s): mdfio removes only regular files file-<i> with %" PRIu64 " <= i <= %" PRIu64 ", what this namespace's status allows it to have made",
+	if (n && j->rec_lo == j->rec_hi)
+		mdfio_error("rank %" PRIu32 " cleanup: left %" PRIu64 " entr%s in its datasets (first: %s): mdfio-null made this namespace, so no file in it is mdfio's",
+			    j->rank, n, n > 1 ? "ies" : "y", first);
+	else if (n)
+		mdfio_error("rank %" PRIu32 " cleanup: left %" PRIu64 " entr%s in its datasets (first: %s): mdfio removes only regular files file-<i> with %" PRIu64 " <= i <= %" PRIu64 ", what this namespace's status allows it to have made, and none whose create found the name taken",
 			    j->rank, n, n > 1 ? "ies" : "y", first, j->rec_lo, j->rec_hi - 1);
 }
 
@@ -118,7 +123,7 @@ static int next_found(struct mdfio_job *j)
 			}
 		}
 		while ((de = readdir(j->rec_dir))) {
-			if (!ours(j, j->rec_dir, de, &idx))
+			if (!ours(j, j->rec_d, j->rec_dir, de, &idx))
 				continue;
 			j->rec_found++;
 			mdfio_object_name(j->rec_name, idx);

@@ -3,6 +3,7 @@
 #include "status.h"
 #include "reason.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,25 +29,39 @@ const char *mdfio_phase_name(enum mdfio_phase p)
 	       p == MDFIO_BENCHMARK ? "benchmark" : "cleanup";
 }
 
+/* FNV-1a, 64 bits: any change of one byte changes it (each step is a
+ * bijection of the state), which is what guards the file against edits;
+ * it is no defence against someone who recomputes it. */
+static uint64_t checksum(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n--) {
+		h ^= (unsigned char)*p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 char *mdfio_status_format(const struct mdfio_status *st)
 {
 	char *buf;
-	/* header fields and rank lines have bounded widths */
-	size_t len = 512 + (size_t)st->ranks * (96 + MDFIO_RUN_LEN), n;
+	/* header fields, rank and taken lines have bounded widths */
+	size_t len = 640 + (size_t)st->ranks * (96 + MDFIO_RUN_LEN) + (size_t)st->nr_taken * 64, n;
 	uint32_t r;
 
 	buf = malloc(len);
 	if (!buf)
 		return NULL;
-	/* version 3 only adds the root's line: a namespace in a root the user
-	 * made stays readable by an mdfio that knows version 2 */
 	n = (size_t)snprintf(buf, len,
-		"mdfio-status %d\nranks %" PRIu32 "\ndatasets %" PRIu32
+		"mdfio-status %d\nidentity root-inode %" PRIu64 " file-inode %" PRIu64
+		"\nranks %" PRIu32 "\ndatasets %" PRIu32
 		"\nprecreate-per-set %" PRIu64 "\nobject-size %" PRIu64
-		"\nstart-index %" PRIu64 "\n%sleft %" PRIu32 " %s\n",
-		st->root_created ? 3 : 2, st->ranks,
+		"\nstart-index %" PRIu64 "\n%s%sleft %" PRIu32 " %s\n",
+		MDFIO_STATUS_VERSION, st->root_ino, st->file_ino, st->ranks,
 		st->datasets, st->precreate, st->object_size, st->start,
 		st->root_created ? "root created-by-mdfio\n" : "",
+		st->no_objects ? "objects none\n" : "",
 		st->left, st->left_run[0] ? st->left_run : "-");
 	for (r = 0; r < st->ranks; r++) {
 		const struct mdfio_rank_rec *rec = &st->rank[r];
@@ -62,13 +77,83 @@ char *mdfio_status_format(const struct mdfio_status *st)
 			state_names[rec->state], rec->pos, steps,
 			rec->run[0] ? rec->run : "-");
 	}
+	for (r = 0; r < st->nr_taken; r++)
+		n += (size_t)snprintf(buf + n, len - n, "taken %" PRIu32 " %" PRIu32 " %" PRIu64 "\n",
+				      st->taken[r].rank, st->taken[r].d, st->taken[r].index);
+	snprintf(buf + n, len - n, "checksum %016" PRIx64 "\n", checksum(buf, n));
 	return buf;
 }
 
 void mdfio_status_free(struct mdfio_status *st)
 {
 	free(st->rank);
+	free(st->taken);
 	st->rank = NULL;
+	st->taken = NULL;
+	st->nr_taken = 0;
+}
+
+static int taken_cmp(const struct mdfio_taken *a, uint32_t rank, uint32_t d, uint64_t index)
+{
+	if (a->rank != rank)
+		return a->rank < rank ? -1 : 1;
+	if (a->d != d)
+		return a->d < d ? -1 : 1;
+	return a->index < index ? -1 : a->index > index;
+}
+
+/* The position of (rank, d, index) in the sorted list: where it is, or
+ * where it belongs (*found 0). */
+static uint32_t taken_pos(const struct mdfio_taken *list, uint32_t n, uint32_t rank,
+			  uint32_t d, uint64_t index, int *found)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = taken_cmp(&list[mid], rank, d, index);
+
+		if (!c) {
+			*found = 1;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = 0;
+	return lo;
+}
+
+int mdfio_taken_find(const struct mdfio_taken *list, uint32_t n, uint32_t rank,
+		     uint32_t d, uint64_t index)
+{
+	int found;
+
+	taken_pos(list, n, rank, d, index, &found);
+	return found;
+}
+
+int mdfio_status_add_taken(struct mdfio_status *st, uint32_t rank, uint32_t d,
+			   uint64_t index)
+{
+	struct mdfio_taken *list;
+	int found;
+	uint32_t at = taken_pos(st->taken, st->nr_taken, rank, d, index, &found);
+
+	if (found)
+		return 0;
+	if (st->nr_taken >= MDFIO_TAKEN_MAX)
+		return E2BIG;
+	list = realloc(st->taken, ((size_t)st->nr_taken + 1) * sizeof(*list));
+	if (!list)
+		return ENOMEM;
+	memmove(&list[at + 1], &list[at], (size_t)(st->nr_taken - at) * sizeof(*list));
+	list[at] = (struct mdfio_taken){ rank, d, index };
+	st->taken = list;
+	st->nr_taken++;
+	return 0;
 }
 
 static int header_field(const char **p, const char *key, uint64_t *v)
@@ -92,23 +177,47 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	static const char *const keys[] = { "ranks", "datasets",
 		"precreate-per-set", "object-size", "start-index" };
 	uint64_t v[5];
-	const char *p = text;
+	const char *p = text, *sum = NULL;
 	uint32_t r;
 	int i, version;
 
 	memset(st, 0, sizeof(*st));
-	/* version 1 has no steps in its rank lines, 3 a line for the root */
-	if (!strncmp(p, "mdfio-status 1\n", 15)) {
-		version = 1;
-	} else if (!strncmp(p, "mdfio-status 2\n", 15)) {
-		version = 2;
-	} else if (!strncmp(p, "mdfio-status 3\n", 15)) {
-		version = 3;
-	} else {
-		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1', '2' or '3' first line)");
+	/* version 1 has no steps in its rank lines, 3 a line for the root, 4
+	 * its identity, taken names and a checksum */
+	if (strncmp(p, "mdfio-status ", 13) || p[13] < '1' || p[13] > '0' + MDFIO_STATUS_VERSION ||
+	    p[14] != '\n') {
+		mdfio_reason(msg, msglen, "it is not an mdfio status file (no 'mdfio-status 1' to '%d' first line)",
+			     MDFIO_STATUS_VERSION);
 		return -1;
 	}
+	version = p[13] - '0';
+	st->version = version;
 	p += 15;
+	if (version >= 4) {
+		unsigned long long root, file;
+		uint64_t want = 0;
+		int used = 0;
+
+		/* checked first: nothing of an edited file is believed. The
+		 * line is the last one, 16 hex digits */
+		sum = strstr(text, "\nchecksum ");
+		for (i = 10; sum && i < 26 && isxdigit((unsigned char)sum[i]); i++)
+			want = want << 4 | (uint64_t)(isdigit((unsigned char)sum[i]) ? sum[i] - '0' :
+						     tolower((unsigned char)sum[i]) - 'a' + 10);
+		if (!sum || i != 26 || strcmp(sum + 26, "\n") ||
+		    want != checksum(text, (size_t)(sum + 1 - text))) {
+			mdfio_reason(msg, msglen, "its checksum does not match its content (the file was edited, or cut short)");
+			return -1;
+		}
+		if (sscanf(p, "identity root-inode %llu file-inode %llu%n", &root, &file, &used) != 2 ||
+		    p[used] != '\n') {
+			mdfio_reason(msg, msglen, "malformed line where 'identity root-inode <n> file-inode <n>' belongs");
+			return -1;
+		}
+		st->root_ino = root;
+		st->file_ino = file;
+		p += used + 1;
+	}
 	for (i = 0; i < 5; i++) {
 		if (header_field(&p, keys[i], &v[i])) {
 			mdfio_reason(msg, msglen, "malformed line where '%s <n>' belongs", keys[i]);
@@ -124,15 +233,21 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 	st->precreate = v[2];
 	st->object_size = v[3];
 	st->start = v[4];
-	if (version == 3) {
+	{
 		static const char root_line[] = "root created-by-mdfio\n";
+		static const char null_line[] = "objects none\n";
 
-		if (strncmp(p, root_line, sizeof(root_line) - 1)) {
+		if (!strncmp(p, root_line, sizeof(root_line) - 1) && version >= 3) {
+			p += sizeof(root_line) - 1;
+			st->root_created = 1;
+		} else if (version == 3) {
 			mdfio_reason(msg, msglen, "malformed line where 'root created-by-mdfio' belongs");
 			return -1;
 		}
-		p += sizeof(root_line) - 1;
-		st->root_created = 1;
+		if (!strncmp(p, null_line, sizeof(null_line) - 1) && version >= 4) {
+			p += sizeof(null_line) - 1;
+			st->no_objects = 1;
+		}
 	}
 	{
 		char run[MDFIO_RUN_LEN];
@@ -191,6 +306,22 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		snprintf(st->rank[r].run, MDFIO_RUN_LEN, "%s",
 			 strcmp(run, "-") ? run : "");
 	}
+	while (version >= 4 && !strncmp(p, "taken ", 6)) {
+		unsigned int tr, td;
+		unsigned long long idx;
+		int used = 0, found;
+
+		if (sscanf(p, "taken %u %u %llu%n", &tr, &td, &idx, &used) != 3 || p[used] != '\n' ||
+		    tr >= st->ranks || td >= st->datasets ||
+		    taken_pos(st->taken, st->nr_taken, tr, td, idx, &found) != st->nr_taken ||
+		    mdfio_status_add_taken(st, tr, td, idx)) {
+			mdfio_reason(msg, msglen, "malformed line after 'taken %" PRIu32 "' names", st->nr_taken);
+			goto err;
+		}
+		p += used + 1;
+	}
+	if (version >= 4 && p == sum + 1)
+		p += 26;
 	if (*p) {
 		mdfio_reason(msg, msglen, "trailing data after rank %" PRIu32, st->ranks - 1);
 		goto err;
@@ -320,6 +451,11 @@ int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *h
 	 * benchmark: mdfio made every index from the start on */
 	*lo = st->start;
 	*hi = 0;
+	/* mdfio-null made none: no file in its datasets is mdfio's */
+	if (st->no_objects) {
+		*hi = *lo;
+		return 0;
+	}
 	for (k = 0; k < st->ranks; k++) {
 		const struct mdfio_rank_rec *rec = &st->rank[k];
 		uint64_t steps = rec->steps;
@@ -358,39 +494,68 @@ static int write_all(int fd, const char *buf, size_t len)
 	return ftruncate(fd, (off_t)len) ? errno : 0;
 }
 
-int mdfio_status_create(int dirfd, const struct mdfio_status *st)
+/* A temporary file beside the status, named by the host and the thread's
+ * id (clones running as threads share a pid): no other live thread of any
+ * host sharing the root has it. A file of that name (a copy left by a
+ * thread that died here, or anyone's) is not mdfio's to remove: the next
+ * name is tried. Returns its descriptor (its name in tmp) or -1 with errno
+ * set; EEXIST becomes EBUSY, kept for the status itself. */
+static int open_tmp(int dirfd, char *tmp, size_t len)
 {
-	char tmp[160], host[65] = "";
-	char *text;
+	char host[65] = "";
 	unsigned int k;
-	int fd = -1, err;
+	int fd = -1;
 
-	text = mdfio_status_format(st);
-	if (!text)
-		return ENOMEM;
-	/* the host and the thread's id (clones running as threads share a
-	 * pid): no other live thread of any host sharing the root has it. A
-	 * file of that name (a copy left by a thread that died here, or
-	 * anyone's) is not mdfio's to remove: the next name is tried */
 	gethostname(host, sizeof(host) - 1);
 	for (k = 0; k < 100 && fd < 0; k++) {
-		snprintf(tmp, sizeof(tmp), "%s.%s.%ld.%u.tmp", MDFIO_STATUS_NAME, host,
+		snprintf(tmp, len, "%s.%s.%ld.%u.tmp", MDFIO_STATUS_NAME, host,
 			 (long)syscall(SYS_gettid), k);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
-			break;
+			return -1;
 	}
-	if (fd < 0) {
-		/* EEXIST is kept for the status itself */
-		err = errno == EEXIST ? EBUSY : errno;
-		free(text);
+	if (fd < 0)
+		errno = EBUSY;
+	return fd;
+}
+
+/* Writes st into the new file fd as the status of the root dirfd, naming
+ * the file's own inode, and makes it durable before it is given the
+ * status's name. 0 or an errno value; fd is closed. */
+static int fill_tmp(int dirfd, int fd, struct mdfio_status *st)
+{
+	struct stat root, self;
+	char *text;
+	int err;
+
+	if (fstat(dirfd, &root) || fstat(fd, &self)) {
+		err = errno;
+		close(fd);
 		return err;
 	}
-	err = write_all(fd, text, strlen(text));
+	st->root_ino = (uint64_t)root.st_ino;
+	st->file_ino = (uint64_t)self.st_ino;
+	text = mdfio_status_format(st);
+	err = text ? write_all(fd, text, strlen(text)) : ENOMEM;
 	free(text);
+	/* a rename or link published before the data could show an empty
+	 * file after a crash */
 	if (!err && fsync(fd))
 		err = errno;
-	close(fd);
+	if (close(fd) && !err)
+		err = errno;
+	return err;
+}
+
+int mdfio_status_create(int dirfd, struct mdfio_status *st)
+{
+	char tmp[160];
+	int fd, err;
+
+	fd = open_tmp(dirfd, tmp, sizeof(tmp));
+	if (fd < 0)
+		return errno;
+	err = fill_tmp(dirfd, fd, st);
 	/* link() fails with EEXIST instead of replacing: a concurrent clone or
 	 * a foreign file of that name (a symlink too) is never overwritten */
 	if (!err && linkat(dirfd, tmp, dirfd, MDFIO_STATUS_NAME, 0))
@@ -401,9 +566,10 @@ int mdfio_status_create(int dirfd, const struct mdfio_status *st)
 
 int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 {
-	struct stat sb;
+	struct stat sb, now;
 	int err;
 
+again:
 	/* looked at first, so that nothing but a regular file is ever
 	 * opened (opening a device or a FIFO may act on it) */
 	if (fstatat(dirfd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
@@ -418,15 +584,18 @@ int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 	}
 	if (!S_ISREG(sb.st_mode))
 		goto not_regular;
+	/* read and write: an exclusive lock needs a descriptor open for
+	 * writing, though the status is only ever replaced, not written */
 	*fd = openat(dirfd, MDFIO_STATUS_NAME, (shared ? O_RDONLY : O_RDWR) |
 		     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0) {
 		err = errno;
-		if (err != ENOENT)
-			mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
+		if (err == ENOENT)
+			goto again;	/* replaced or removed since the look */
+		mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
 		return err;
 	}
-	/* replaced between the look and the open */
+	/* replaced by something else between the look and the open */
 	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(*fd);
 		goto not_regular;
@@ -443,21 +612,32 @@ int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen)
 			return err;
 		}
 	}
+	/* The lock is on the file, and an update replaces the file: the
+	 * holder this waited for may have renamed a new status over this one,
+	 * or removed it. Only the file the name holds once it is locked is the
+	 * status, so one lock still orders every update, without a lock file
+	 * of its own, which would have to be created, refused when foreign and
+	 * removed with the same care */
+	if (fstatat(dirfd, MDFIO_STATUS_NAME, &now, AT_SYMLINK_NOFOLLOW) ||
+	    now.st_ino != sb.st_ino || now.st_dev != sb.st_dev) {
+		close(*fd);
+		goto again;
+	}
 	return 0;
 not_regular:
 	mdfio_reason(msg, msglen, "not a regular file, so not mdfio's status file: refusing to touch it");
 	return EINVAL;
 }
 
-int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
+int mdfio_status_read(int dirfd, int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen)
 {
-	struct stat sb;
+	struct stat sb, root;
 	char *text;
 	size_t done = 0;
 	int ret;
 
-	if (fstat(fd, &sb)) {
+	if (fstat(fd, &sb) || fstat(dirfd, &root)) {
 		mdfio_reason(msg, msglen, "cannot stat it: %s", strerror(errno));
 		return -1;
 	}
@@ -487,18 +667,47 @@ int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
 	ret = strlen(text) == done ? mdfio_status_parse(text, st, msg, msglen)
 		: (mdfio_reason(msg, msglen, "it is not an mdfio status file (binary data)"), -1);
 	free(text);
-	return ret;
+	if (ret)
+		return ret;
+	/* Inode numbers, not the device: every client of a shared file
+	 * system sees the same inode numbers but a device number of its own,
+	 * which may also change when the file system is mounted again. A
+	 * copy is another file (another inode), and a file moved or linked
+	 * into another directory has another root. A status an older mdfio
+	 * wrote names neither: it is taken as this root's, and bound to it by
+	 * its next update */
+	if (st->version >= 4 && (st->root_ino != (uint64_t)root.st_ino ||
+				 st->file_ino != (uint64_t)sb.st_ino)) {
+		mdfio_reason(msg, msglen, "it was written as the status of another %s (root inode %" PRIu64
+			     ", file inode %" PRIu64 "; here %" PRIu64 " and %" PRIu64
+			     "): a copy or a move of another namespace's status, which mdfio does not trust",
+			     st->root_ino != (uint64_t)root.st_ino ? "directory" : "file",
+			     st->root_ino, st->file_ino, (uint64_t)root.st_ino, (uint64_t)sb.st_ino);
+		mdfio_status_free(st);
+		return -1;
+	}
+	return 0;
 }
 
-int mdfio_status_write(int fd, const struct mdfio_status *st)
+int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st)
 {
-	char *text = mdfio_status_format(st);
-	int err;
+	char tmp[160];
+	int tfd, err;
 
-	if (!text)
-		return ENOMEM;
-	err = write_all(fd, text, strlen(text));
-	free(text);
+	/* only the holder of the exclusive lock replaces the status */
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		return EBADF;
+	tfd = open_tmp(dirfd, tmp, sizeof(tmp));
+	if (tfd < 0)
+		return errno;
+	err = fill_tmp(dirfd, tfd, st);
+	/* rename replaces the name at once: a reader finds the old file or
+	 * the new one, each whole, and a write that failed (ENOSPC) leaves
+	 * the old one as it was */
+	if (!err && renameat(dirfd, tmp, dirfd, MDFIO_STATUS_NAME))
+		err = errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
 	return err;
 }
 

@@ -4,7 +4,12 @@
  * recognised instead of trusted. One line per rank; every reader and writer
  * holds a whole-file OFD lock on it (as the rank file's locks: the kind that
  * reaches every client of a shared file system), so concurrent clones see
- * each other's updates. */
+ * each other's updates. An update replaces the file (a temporary file
+ * renamed over it), so that a failed write leaves the previous status
+ * whole; the lock is taken on the file the name holds once it is locked
+ * (see mdfio_status_lock). Each file names the root it belongs to and
+ * itself (their inode numbers) and ends with a checksum of the rest, so a
+ * copy in another directory or an edited one is refused. */
 #ifndef MDFIO_STATUS_H
 #define MDFIO_STATUS_H
 
@@ -24,6 +29,9 @@ enum mdfio_rank_state {
 	MDFIO_RS_CLEANED,
 };
 
+/* The version mdfio writes; 1 to 3 are still read (see mdfio_status_read) */
+#define MDFIO_STATUS_VERSION 4
+
 /* A rank record's steps when the file predates them (mdfio-status 1) */
 #define MDFIO_STEPS_UNKNOWN UINT64_MAX
 
@@ -36,6 +44,16 @@ struct mdfio_rank_rec {
 	char run[MDFIO_RUN_LEN];	/* job that last changed the record */
 };
 
+/* An object whose create found its name taken (EEXIST): a file mdfio did
+ * not make, which no phase may delete. */
+struct mdfio_taken {
+	uint32_t rank, d;
+	uint64_t index;
+};
+
+/* The most taken names a status keeps: every update rewrites the file */
+#define MDFIO_TAKEN_MAX 4096
+
 struct mdfio_status {
 	uint32_t ranks, datasets;
 	uint64_t precreate, object_size, start;
@@ -45,12 +63,25 @@ struct mdfio_status {
 	/* the precreate created the root (mdfio-status 3), so the cleanup
 	 * that empties the namespace removes it */
 	int root_created;
+	/* the version the file was read in (MDFIO_STATUS_VERSION for one
+	 * made here), and from version 4 on the inode numbers of the root it
+	 * was written in and of the file itself */
+	int version;
+	uint64_t root_ino, file_ino;
+	/* made by an engine that creates no object (mdfio-null): no phase
+	 * may delete any file in its datasets */
+	int no_objects;
+	/* sorted by rank, d, index; malloc'd */
+	struct mdfio_taken *taken;
+	uint32_t nr_taken;
 };
 
 const char *mdfio_phase_name(enum mdfio_phase p);
 
-/* Text form. format returns a malloc'd string; parse returns 0 or -1 with a
- * reason in msg. */
+/* Text form. format returns a malloc'd string (version 4, naming st's
+ * root_ino and file_ino, its last line a checksum of the rest); parse
+ * returns 0 or -1 with a reason in msg: a file of version 4 whose checksum
+ * does not match is refused. */
 char *mdfio_status_format(const struct mdfio_status *st);
 int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		       char *msg, size_t msglen);
@@ -75,18 +106,30 @@ int mdfio_status_enter(const struct mdfio_status *st, enum mdfio_phase phase,
  * as P, the most the rule I <= P allows. */
 int mdfio_status_window(const struct mdfio_status *st, uint64_t *lo, uint64_t *hi);
 
+/* Records that the object index of dataset (rank, d) is not mdfio's: 0
+ * (also if it was recorded already), E2BIG if MDFIO_TAKEN_MAX are, ENOMEM. */
+int mdfio_status_add_taken(struct mdfio_status *st, uint32_t rank, uint32_t d,
+			   uint64_t index);
+/* Whether list (n entries, sorted as a status keeps them) holds it. */
+int mdfio_taken_find(const struct mdfio_taken *list, uint32_t n, uint32_t rank,
+		     uint32_t d, uint64_t index);
+
 /* File operations on the status in directory dirfd (the root), never
  * through a symlink. create writes a new status atomically (temporary file +
  * link, both in dirfd) and fails with EEXIST if one is there. lock opens and
  * locks an existing one: 0, ENOENT if there is none, else an errno value
  * with a one-line reason in msg (a symlink or anything but a regular file is
- * refused); shared: read-only, a shared lock. read/write operate on the
- * locked fd. */
-int mdfio_status_create(int dirfd, const struct mdfio_status *st);
+ * refused); shared: read-only, a shared lock. read reads the locked fd and
+ * refuses (-1, a reason in msg) a file that fails its checksum or names
+ * another root or another file than itself. write replaces the status
+ * under an exclusive lock on fd: a temporary file in dirfd, fsync'ed, then
+ * renamed over it; 0 or an errno value, the previous status whole. create
+ * and write set st's root_ino and file_ino to what they wrote. */
+int mdfio_status_create(int dirfd, struct mdfio_status *st);
 int mdfio_status_lock(int dirfd, int shared, int *fd, char *msg, size_t msglen);
-int mdfio_status_read(int fd, struct mdfio_status *st, char *msg,
+int mdfio_status_read(int dirfd, int fd, struct mdfio_status *st, char *msg,
 		      size_t msglen);
-int mdfio_status_write(int fd, const struct mdfio_status *st);
+int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st);
 void mdfio_status_unlock(int fd);
 
 /* md-workbench's run-info file (--run-info-file): "pos: <n>\n", the FIFO

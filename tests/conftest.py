@@ -156,6 +156,40 @@ def expected(ranks, datasets, first, depth):
     return {f"{r}_{d}": list(range(first, first + depth)) for r in range(ranks) for d in range(datasets)}
 
 
+def status_checksum(body):
+    """The checksum line mdfio-status 4 ends with, of body (every line
+    before it): FNV-1a, 64 bits, as engines/status.c computes it."""
+    h = 0xcbf29ce484222325
+    for b in body.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"checksum {h:016x}\n"
+
+
+def edit_status(root, change):
+    """Rewrites root's mdfio.status in place (the same file, so the same
+    inode) as change(body) makes its lines before the checksum, and
+    recomputes the checksum: a state mdfio itself can leave (a kill in mid
+    phase), made without waiting for one. Returns the new text."""
+    path = Path(root) / "mdfio.status"
+    text = path.read_text()
+    body = change(text[:text.rindex("\nchecksum ") + 1])
+    path.write_text(body + status_checksum(body))
+    return path.read_text()
+
+
+def old_status(text, version):
+    """text (an mdfio-status 4) as an older mdfio wrote it: version 1 (no
+    steps), 2, or 3 (a root mdfio created); no identity, no checksum."""
+    lines = [l for l in text.splitlines() if not l.startswith(("identity ", "checksum ", "taken ", "objects "))]
+    lines[0] = f"mdfio-status {version}"
+    if version < 3:
+        lines = [l for l in lines if l != "root created-by-mdfio"]
+    if version == 1:
+        lines = [" ".join(f for i, f in enumerate(l.split()) if i != 4) if l.startswith("rank ") else l
+                 for l in lines]
+    return "\n".join(lines) + "\n"
+
+
 @pytest.fixture
 def tmpfs():
     """A fresh tmpfs of its own, so tests never see each other's files."""

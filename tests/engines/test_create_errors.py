@@ -3,6 +3,7 @@ default the first one ends the run, as md-workbench's does; with
 ignore_precreate_errors=1 it is counted and the run goes on. The errors
 come from real file systems: a tmpfs with too few inodes (ENOSPC), and an
 object name that is taken (EEXIST, as O_EXCL refuses it)."""
+import errno
 import os
 import shutil
 import subprocess
@@ -78,8 +79,11 @@ def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, en
     assert objects and all(f"precreate: cannot create {root}/" in l for l in objects), run.stderr
     # a rank still entering the phase when the other's objects took the
     # last inodes finds the status file its sibling made, and fails on
-    # its own dataset or object
-    assert len(objects) + len(datasets) == 2, run.stderr
+    # its own dataset or object; a rank that got its objects made cannot
+    # record its end (the status's update needs an inode of its own)
+    updates = [l for l in run.mdfio_lines()
+               if l == f"mdfio: cannot update {root}/mdfio.status: No space left on device (it is left as it was)"]
+    assert len(objects) + len(datasets) == 2 or (len(objects) + len(datasets) == 1 and updates), run.stderr
     assert all(l.endswith(": No space left on device") for l in datasets), run.stderr
     # no rank went on past its error, no later phase started
     created = sum(j["write"]["clat_ns"]["N"] for j in jobs_of(run, "precreate"))
@@ -97,22 +101,23 @@ def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, en
 
 def test_ignore_precreate_errors_counts_them_and_the_run_goes_on(few_inodes, tmp_path, engine):
     """One rank: root, mdfio.ranks, mdfio.status and 2 datasets leave 35
-    of the 40 inodes to its objects."""
+    of the 40 inodes to its objects. The status's update at the end needs
+    an inode of its own too: the precreate cannot record its end, says so,
+    and fails; the cleanup that follows makes room and removes it all."""
     root = few_inodes(40)
     opts = dict(OPTS, numjobs=1, ignore_precreate_errors=1)
     run = run_fio(job(["precreate", "benchmark"], root, engine=engine, **opts), tmp_path, check=False)
-    assert run.rc != 0 and not stop_lines(run), run.stderr
-    assert not any(STOPS in l for l in run.mdfio_lines())
+    assert run.rc != 0 and not any(STOPS in l for l in run.mdfio_lines()), run.stderr
     pre = jobs_of(run, "precreate")
     errors = sum(j["write"]["drop_ios"] for j in pre)
     assert (sum(j["write"]["clat_ns"]["N"] for j in pre), errors) == (35, 5)
     assert any("rank 0 precreate: 5 create errors" in l and "No space left on device" in l
                for l in run.mdfio_lines()), run.stderr
-    # the benchmark ran every step
-    assert sum(j["read"]["total_ios"] for j in jobs_of(run, "benchmark")) == 2 * 3
-    # the cleanup misses the 5 objects never made, and removes the rest
-    run = run_fio(job(["cleanup"], root, engine=engine, **opts), tmp_path, check=False)
-    assert run.rc != 0 and sum(j["trim"]["drop_ios"] for j in run.jobs()) == 5, run.stderr
+    assert f"mdfio: cannot update {root}/mdfio.status: No space left on device (it is left as it was)" \
+        in run.mdfio_lines(), run.stderr
+    assert "precreating" in (root / "mdfio.status").read_text()
+    run = run_fio(job(["cleanup"], root, engine=engine, **opts), tmp_path, check=True)
+    assert sum(j["trim"]["total_ios"] for j in run.jobs()) == 35
     assert os.listdir(root) == []
 
 
@@ -133,28 +138,97 @@ def test_a_dataset_that_cannot_be_created_ends_the_run(few_inodes, tmp_path):
 def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
     """Rank 1 writes to rank 0's dataset 0; its first create there finds
     the name taken. By default the run ends there and stores no position;
-    ignore_precreate_errors=1 counts it, and the run goes on."""
+    ignore_precreate_errors=1 counts it, and the run goes on. Either way the
+    EEXIST proves the file is not mdfio's: the status records it, and no
+    benchmark, cleanup or recovery deletes it (they used to)."""
     info = tmp_path / "info"
     opts = dict(numjobs=2, datasets=2, precreate_per_set=4, steps_per_set=3, bs=100, run_info_file=info,
                 ignore_precreate_errors=ignore)
     run_fio(job(["precreate"], tmpfs, engine=engine, **opts), tmp_path, check=True)
-    (tmpfs / "0_0" / "file-4").write_text("taken")
+    user = tmpfs / "0_0" / "file-4"
+    user.write_text("USER\n")
     run = run_fio(job(["benchmark", "cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
     taken = f"rank 1 benchmark: cannot create {tmpfs}/0_0/file-4: File exists"
+    assert "\ntaken 0 0 4\n" in (tmpfs / "mdfio.status").read_text(), run.stderr
     if ignore:
         assert not stop_lines(run) and not any(STOPS in l for l in lines), run.stderr
         assert any("rank 1 benchmark: 1 create error (first: " in l for l in lines), run.stderr
         assert sum(j["write"]["drop_ios"] for j in jobs_of(run, "benchmark")) == 1
         assert sum(j["trim"]["total_ios"] for j in jobs_of(run, "cleanup")) > 0
         assert info.read_text() == "pos: 3\n"
-        return
-    assert f"mdfio: {taken}; {STOPS}" in lines, run.stderr
-    assert len(stop_lines(run)) == 1, run.stderr
-    assert all(j["trim"]["total_ios"] == 0 for j in jobs_of(run, "cleanup"))
-    # md-workbench stops before it stores a position
-    assert info.read_text() == "pos: 0\n"
-    assert "benchmarking" in (tmpfs / "mdfio.status").read_text()
-    run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=True)
+        # the cleanup following the FIFO left it, and its dataset
+        assert f"mdfio: rank 0 cleanup: {user} is not mdfio's (a create found its name taken), so it is " \
+               "left alone: a delete error" in lines, run.stderr
+        assert f"mdfio: rank 0: cannot remove dataset {tmpfs}/0_0: Directory not empty (it holds files mdfio " \
+               "did not expect; they were left alone)" in lines, run.stderr
+    else:
+        assert f"mdfio: {taken}; {STOPS}" in lines, run.stderr
+        assert len(stop_lines(run)) == 1, run.stderr
+        assert all(j["trim"]["total_ios"] == 0 for j in jobs_of(run, "cleanup"))
+        # md-workbench stops before it stores a position
+        assert info.read_text() == "pos: 0\n"
+        assert "benchmarking" in (tmpfs / "mdfio.status").read_text()
+    assert user.read_text() == "USER\n"
+    # a recovery, or a cleanup after one, leaves it too, and everything
+    # else goes; the status stays with the dataset it cannot remove
+    run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0 and user.read_text() == "USER\n", run.stderr
+    assert f"mdfio: rank 0: cannot remove dataset {tmpfs}/0_0: Directory not empty (it holds files mdfio " \
+           "did not expect; they were left alone)" in run.mdfio_lines(), run.stderr
+    assert sorted(os.listdir(tmpfs)) == ["0_0", "mdfio.ranks", "mdfio.status"]
+    assert os.listdir(tmpfs / "0_0") == ["file-4"]
+    # once the user has taken the file away, a cleanup empties the root
+    user.unlink()
+    run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
+
+
+def fill(path):
+    """Writes path until its file system has no block left."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as e:
+        assert e.errno == errno.ENOSPC, e
+    finally:
+        os.close(fd)
+
+
+def test_a_status_update_without_room_leaves_the_status_whole(tmp_path, engine):
+    """The status is replaced by a new file on each update: on a full
+    tmpfs the update fails before anything is renamed, so the previous
+    status stays whole (it used to be cut mid-line, and every later phase
+    refused it), and the phase fails in one line before it touches a
+    thing. A cleanup, which makes room, goes on and records its end once
+    its deletes have."""
+    need_root("mounts a tmpfs")
+    root = Path(tempfile.mkdtemp(prefix="mdfio-full-"))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(root)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        root.rmdir()
+        pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
+    try:
+        opts = dict(numjobs=2, datasets=2, precreate_per_set=8, steps_per_set=3, bs=100)
+        run_fio(job(["precreate"], root, engine=engine, **opts), tmp_path, check=True)
+        status = (root / "mdfio.status").read_bytes()
+        objects = sorted(p.name for p in root.glob("*/file-*"))
+        (root / "filler").touch()
+        fill(root / "filler")
+        run = run_fio(job(["benchmark"], root, engine=engine, **opts), tmp_path, check=False)
+        assert run.rc != 0 and run.mdfio_lines() == [
+            f"mdfio: cannot update {root}/mdfio.status: No space left on device (it is left as it was)"], \
+            run.stderr
+        assert (root / "mdfio.status").read_bytes() == status
+        assert sorted(p.name for p in root.glob("*/file-*")) == objects
+        assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
+        # the status is whole and trusted: a cleanup on the full file
+        # system removes the namespace
+        run = run_fio(job(["cleanup"], root, engine=engine, **opts), tmp_path, check=True)
+        assert sorted(os.listdir(root)) == ["filler"], run.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
+        shutil.rmtree(root, ignore_errors=True)

@@ -80,3 +80,78 @@ def test_verify_read_is_refused_in_one_line(tmpfs, tmp_path):
     assert run.rc != 0 and len(lines) == 1 and "verify_read=1: mdfio-null reads no object" in lines[0], \
         run.stderr
     assert os.listdir(tmpfs) == []
+
+
+def interrupted_null_namespace(tmpfs, tmp_path, opts):
+    """A null precreate killed with SIGKILL in its middle (its status marks
+    the ranks precreating), with user files put into two of its datasets
+    under object names inside the window a real engine's namespace would
+    have."""
+    from test_core import kill_fio_when
+    kill_fio_when(job(["precreate"], tmpfs, engine="null", **opts), tmp_path,
+                  lambda: (tmpfs / "mdfio.status").exists() and (tmpfs / "1_1").exists())
+    assert "precreating" in (tmpfs / "mdfio.status").read_text()
+    user = [tmpfs / "0_0" / "file-5", tmpfs / "1_1" / "file-7"]
+    for f in user:
+        f.write_text("USER\n")
+    return user
+
+
+@pytest.mark.parametrize("engine", ["null", "posix"])
+def test_a_null_namespace_never_leads_to_deleting_files(tmpfs, tmp_path, engine):
+    """mdfio-null made no object, so no file in its datasets is mdfio's:
+    the recovery of its namespace, by itself or by a real engine, deletes
+    none (both used to delete the user's files), removes the datasets it
+    can, and names what it left."""
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=20000000, steps_per_set=1)
+    user = interrupted_null_namespace(tmpfs, tmp_path, opts)
+    run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0 and all(f.read_text() == "USER\n" for f in user), run.stderr
+    assert sum(j["trim"]["total_ios"] - j["trim"]["drop_ios"] for j in run.jobs()) == 0
+    lines = run.mdfio_lines()
+    for r, f in ((0, user[0]), (1, user[1])):
+        assert f"mdfio: rank {r} cleanup: left 1 entry in its datasets (first: {f}): mdfio-null made this " \
+               "namespace, so no file in it is mdfio's" in lines, run.stderr
+    assert sorted(os.listdir(tmpfs)) == ["0_0", "1_1", "mdfio.ranks", "mdfio.status"]
+    for f in user:
+        f.unlink()
+    run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
+@pytest.mark.parametrize("engine", ["posix", "uring", "aio"])
+def test_a_real_engine_refuses_a_null_namespace(tmpfs, tmp_path, engine):
+    """A benchmark of a real engine on mdfio-null's namespace would find no
+    object (every stat an error) and still move the FIFO: refused in one
+    line, nothing touched; its cleanup deletes no file in the datasets."""
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=P, steps_per_set=I)
+    run_fio(job(["precreate"], tmpfs, engine="null", **opts), tmp_path, check=True)
+    status = (tmpfs / "mdfio.status").read_text()
+    assert "\nobjects none\n" in status
+    (tmpfs / "0_0" / "file-5").write_text("USER\n")
+    run = run_fio(job(["benchmark"], tmpfs, engine=engine, **opts), tmp_path, check=False)
+    lines = run.mdfio_lines()
+    assert run.rc != 0 and lines == [
+        f"mdfio: {tmpfs}/mdfio.status: the namespace in {tmpfs} was made by mdfio-null and holds no objects, so a "
+        f"benchmark with mdfio-{engine} would find none: run phase=cleanup, then phase=precreate with "
+        f"mdfio-{engine}"], run.stderr
+    assert (tmpfs / "mdfio.status").read_text() == status
+    run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
+    assert run.rc != 0 and (tmpfs / "0_0" / "file-5").read_text() == "USER\n", run.stderr
+    assert sorted(os.listdir(tmpfs)) == ["0_0", "mdfio.ranks", "mdfio.status"]
+
+
+def test_mdfio_null_refuses_a_real_namespace(tmpfs, tmp_path):
+    """mdfio-null touches no object: its benchmark would move a real
+    namespace's FIFO past objects that stay, and its cleanup would remove
+    none of them. Refused in one line."""
+    opts = dict(datasets=1, precreate_per_set=4, steps_per_set=2)
+    run_fio(job(["precreate"], tmpfs, engine="posix", **opts), tmp_path, check=True)
+    status = (tmpfs / "mdfio.status").read_text()
+    for phase in ("benchmark", "cleanup"):
+        run = run_fio(job([phase], tmpfs, engine="null", **opts), tmp_path, check=False)
+        assert run.rc != 0 and run.mdfio_lines() == [
+            f"mdfio: {tmpfs}/mdfio.status: the namespace in {tmpfs} holds objects a real engine made, which "
+            f"mdfio-null does not touch: run its {phase} with the engine that made them"], run.stderr
+        assert (tmpfs / "mdfio.status").read_text() == status
+    run_fio(job(["cleanup"], tmpfs, engine="posix", **opts), tmp_path, check=True)

@@ -27,9 +27,9 @@ def test_a_precreate_creates_the_root_and_the_cleanup_removes_it(tmpfs, tmp_path
     run_fio(rooted(["precreate"], root, engine=engine, **OPTS), tmp_path, check=True)
     assert stat.S_IMODE(root.stat().st_mode) == 0o775 & ~umask()     # md-workbench's DIRMODE
     status = (root / "mdfio.status").read_text()
-    assert status.startswith("mdfio-status 3\n") and "\nroot created-by-mdfio\n" in status, status
+    assert status.startswith("mdfio-status 4\n") and "\nroot created-by-mdfio\n" in status, status
     run_fio(rooted(["benchmark"], root, engine=engine, **OPTS), tmp_path, check=True)
-    assert (root / "mdfio.status").read_text().startswith("mdfio-status 3\n")
+    assert "\nroot created-by-mdfio\n" in (root / "mdfio.status").read_text()
     run_fio(rooted(["cleanup"], root, engine=engine, **OPTS), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
     # and all in one fio
@@ -42,7 +42,7 @@ def test_a_root_that_existed_is_kept(tmpfs, tmp_path):
     root = tmpfs / "ns"
     root.mkdir()
     run_fio(rooted(["precreate"], root, **OPTS), tmp_path, check=True)
-    assert (root / "mdfio.status").read_text().startswith("mdfio-status 2\n")
+    assert "\nroot created-by-mdfio\n" not in (root / "mdfio.status").read_text()
     run_fio(rooted(["benchmark", "cleanup"], root, **OPTS), tmp_path, check=True)
     assert os.listdir(root) == []
     # fio's directory= with the same root

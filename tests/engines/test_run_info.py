@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MDW_RANKS, job, namespace, run_fio
+from conftest import MDW_RANKS, edit_status, job, namespace, run_fio
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "md-workbench"
 CASES = json.loads((FIXTURES / "cases.json").read_text())["run_info"]
@@ -86,7 +86,7 @@ def test_adopted_namespace_recovers_like_mdfio_own(tmpfs, tmp_path):
     text = (tmpfs / "mdfio.status").read_text()
     assert "ready 3 0" in text, text
     # a benchmark interrupted in the middle, as a kill leaves it
-    (tmpfs / "mdfio.status").write_text(text.replace("rank 1 ready 3 0", "rank 1 benchmarking 3 3"))
+    edit_status(tmpfs, lambda t: t.replace("rank 1 ready 3 0", "rank 1 benchmarking 3 3"))
     run = run_fio(job(["benchmark"], tmpfs, **case_options(case, info)), tmp_path, check=False)
     assert run.rc != 0 and any("interrupted while benchmarking" in l for l in run.mdfio_lines()), run.stderr
     run = run_fio(job(["cleanup"], tmpfs, **case_options(case, info)), tmp_path, check=True)

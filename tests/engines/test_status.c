@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,7 +18,8 @@
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
 {
-	struct mdfio_status st = { ranks, 3, 100, 3901, 0, 2, "j7", NULL, 0 };
+	struct mdfio_status st = { .ranks = ranks, .datasets = 3, .precreate = 100,
+				   .object_size = 3901, .left = 2, .left_run = "j7" };
 	uint32_t r;
 
 	st.rank = calloc(ranks, sizeof(*st.rank));
@@ -61,7 +64,7 @@ static void test_steps(void)
 	st.rank[1].steps = 7;
 	st.rank[2].steps = MDFIO_STEPS_UNKNOWN;
 	text = mdfio_status_format(&st);
-	CHECK(!strncmp(text, "mdfio-status 2\n", 15), "version: %s", text);
+	CHECK(!strncmp(text, "mdfio-status 4\n", 15), "version: %s", text);
 	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)), "parse: %s", msg);
 	CHECK(back.rank[0].steps == 0 && back.rank[1].steps == 7 &&
 	      back.rank[2].steps == MDFIO_STEPS_UNKNOWN, "steps round trip");
@@ -193,16 +196,18 @@ static void test_file(void)
 	CHECK(!mdfio_status_create(dfd, &st), "create");
 	CHECK(mdfio_status_create(dfd, &st) == EEXIST, "create twice");
 	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
-	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 7, "read: %s", msg);
+	CHECK(!mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 7, "read: %s", msg);
 	back.rank[1].pos = 1234567;
-	CHECK(!mdfio_status_write(fd, &back), "write");
+	CHECK(!mdfio_status_write(dfd, fd, &back), "write");
 	mdfio_status_free(&back);
-	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "reread");
+	mdfio_status_unlock(fd);
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+	CHECK(!mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "reread");
 	mdfio_status_unlock(fd);
 	mdfio_status_free(&back);
 	CHECK(!mdfio_status_lock(dfd, 1, &fd, msg, sizeof(msg)), "shared lock: %s", msg);
-	CHECK(!mdfio_status_read(fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "shared read");
-	CHECK(mdfio_status_write(fd, &back) != 0, "a shared lock writes");
+	CHECK(!mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "shared read");
+	CHECK(mdfio_status_write(dfd, fd, &back) != 0, "a shared lock writes");
 	mdfio_status_unlock(fd);
 	mdfio_status_free(&back);
 	CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0), "unlink");
@@ -235,15 +240,22 @@ static void test_root_created(void)
 	char msg[256], *text;
 
 	text = mdfio_status_format(&st);
-	CHECK(!strncmp(text, "mdfio-status 2\n", 15) && !strstr(text, "root"), "a root given: %s", text);
+	CHECK(!strncmp(text, "mdfio-status 4\n", 15) && !strstr(text, "root created"), "a root given: %s", text);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)) && !back.root_created, "parse: %s", msg);
+	mdfio_status_free(&back);
 	free(text);
 	st.root_created = 1;
 	text = mdfio_status_format(&st);
-	CHECK(!strncmp(text, "mdfio-status 3\n", 15) && strstr(text, "\nroot created-by-mdfio\nleft "),
+	CHECK(!strncmp(text, "mdfio-status 4\n", 15) && strstr(text, "\nroot created-by-mdfio\nleft "),
 	      "a root created: %s", text);
-	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)) && back.root_created, "parse 3: %s", msg);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)) && back.root_created, "parse 4: %s", msg);
 	mdfio_status_free(&back);
 	free(text);
+	CHECK(!mdfio_status_parse("mdfio-status 3\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				  "object-size 1\nstart-index 0\nroot created-by-mdfio\nleft 0 -\nrank 0 ready 0 0 -\n",
+				  &back, msg, sizeof(msg)) && back.root_created && back.version == 3,
+	      "version 3 still read: %s", msg);
+	mdfio_status_free(&back);
 	CHECK(mdfio_status_parse("mdfio-status 3\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
 				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 0 -\n",
 				 &back, msg, sizeof(msg)) && strstr(msg, "root created-by-mdfio"),
@@ -302,8 +314,181 @@ static void test_run_info(void)
 	CHECK(!rmdir(dir), "a temporary file was left behind");
 }
 
+/* Version 4's checksum: every change of one byte, and every cut, is
+ * refused; so are the lines it adds where they do not belong */
+static void test_checksum(void)
+{
+	struct mdfio_status st = make(3, MDFIO_RS_READY, 40, "r1"), back;
+	char msg[256], *text, *copy;
+	size_t n, i, cut;
+	int v;
+
+	st.root_ino = 5;
+	st.file_ino = 77;
+	st.no_objects = 1;
+	CHECK(!mdfio_status_add_taken(&st, 1, 2, 140), "taken");
+	CHECK(!mdfio_status_add_taken(&st, 0, 0, 141), "taken");
+	text = mdfio_status_format(&st);
+	CHECK(!mdfio_status_parse(text, &back, msg, sizeof(msg)), "parse: %s", msg);
+	CHECK(back.version == 4 && back.root_ino == 5 && back.file_ino == 77 && back.no_objects &&
+	      back.nr_taken == 2 && back.taken[0].index == 141 && back.taken[1].rank == 1 &&
+	      back.taken[1].d == 2 && back.taken[1].index == 140, "round trip: %s", text);
+	mdfio_status_free(&back);
+	n = strlen(text);
+	copy = malloc(n + 1);
+	for (i = 0; i < n; i++) {
+		for (v = 1; v < 256; v += 37) {
+			memcpy(copy, text, n + 1);
+			copy[i] = (char)((unsigned char)copy[i] ^ v);
+			CHECK(mdfio_status_parse(copy, &back, msg, sizeof(msg)), "byte %zu ^ %d accepted", i, v);
+		}
+	}
+	for (cut = 0; cut < n; cut++) {
+		memcpy(copy, text, n + 1);
+		copy[cut] = '\0';
+		CHECK(mdfio_status_parse(copy, &back, msg, sizeof(msg)), "cut at %zu accepted", cut);
+	}
+	/* a widened position, the checksum left as it was */
+	memcpy(copy, text, n + 1);
+	*strstr(copy, "ready 40") = 'X';
+	CHECK(mdfio_status_parse(copy, &back, msg, sizeof(msg)) && strstr(msg, "checksum"), "edited: %s", msg);
+	free(copy);
+	free(text);
+	/* the taken names stay sorted and unique, and are bounded */
+	CHECK(!mdfio_status_add_taken(&st, 0, 0, 141) && st.nr_taken == 2, "recorded twice");
+	CHECK(mdfio_taken_find(st.taken, st.nr_taken, 1, 2, 140) &&
+	      !mdfio_taken_find(st.taken, st.nr_taken, 1, 2, 141), "find");
+	for (i = 0; st.nr_taken < MDFIO_TAKEN_MAX; i++)
+		CHECK(!mdfio_status_add_taken(&st, 2, 1, i), "add %zu", i);
+	CHECK(mdfio_status_add_taken(&st, 2, 2, 0) == E2BIG, "more than MDFIO_TAKEN_MAX");
+	mdfio_status_free(&st);
+}
+
+/* A status belongs to its root and is its own file: a copy in another
+ * directory, one hard-linked there, and a copy put in its place are each
+ * refused */
+static void test_identity(void)
+{
+	char a[] = "/tmp/mdfio-status-a-XXXXXX", b[] = "/tmp/mdfio-status-b-XXXXXX", msg[256], buf[4096];
+	struct mdfio_status st = make(1, MDFIO_RS_READY, 7, "r"), back;
+	int da, db, fd, cfd;
+	ssize_t n;
+
+	CHECK(mkdtemp(a) && mkdtemp(b), "mkdtemp");
+	da = open(a, O_RDONLY | O_DIRECTORY);
+	db = open(b, O_RDONLY | O_DIRECTORY);
+	CHECK(!mdfio_status_create(da, &st), "create");
+	fd = openat(da, MDFIO_STATUS_NAME, O_RDONLY);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	/* a copy in b, and the same bytes put in a's status's place */
+	cfd = openat(db, MDFIO_STATUS_NAME, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(n > 0 && write(cfd, buf, (size_t)n) == n, "copy");
+	close(cfd);
+	CHECK(!mdfio_status_lock(db, 0, &fd, msg, sizeof(msg)), "lock the copy: %s", msg);
+	CHECK(mdfio_status_read(db, fd, &back, msg, sizeof(msg)) && strstr(msg, "another directory"),
+	      "a copy in another directory: %s", msg);
+	mdfio_status_unlock(fd);
+	unlinkat(db, MDFIO_STATUS_NAME, 0);
+	CHECK(!linkat(da, MDFIO_STATUS_NAME, db, MDFIO_STATUS_NAME, 0), "link");
+	CHECK(!mdfio_status_lock(db, 1, &fd, msg, sizeof(msg)), "lock the link: %s", msg);
+	CHECK(mdfio_status_read(db, fd, &back, msg, sizeof(msg)) && strstr(msg, "another directory"),
+	      "a hard link in another directory: %s", msg);
+	mdfio_status_unlock(fd);
+	unlinkat(db, MDFIO_STATUS_NAME, 0);
+	cfd = openat(da, "copy", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(write(cfd, buf, (size_t)n) == n, "copy");
+	close(cfd);
+	CHECK(!renameat(da, "copy", da, MDFIO_STATUS_NAME), "rename");
+	CHECK(!mdfio_status_lock(da, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+	CHECK(mdfio_status_read(da, fd, &back, msg, sizeof(msg)) && strstr(msg, "another file"),
+	      "a copy in its place: %s", msg);
+	mdfio_status_unlock(fd);
+	/* an older mdfio's status names no root: read as this root's, and
+	 * bound to it by the next update */
+	fd = openat(da, MDFIO_STATUS_NAME, O_WRONLY | O_TRUNC);
+	snprintf(buf, sizeof(buf), "mdfio-status 2\nranks 1\ndatasets 3\nprecreate-per-set 100\n"
+		 "object-size 3901\nstart-index 0\nleft 0 -\nrank 0 ready 7 0 r\n");
+	CHECK(write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf), "old status");
+	close(fd);
+	CHECK(!mdfio_status_lock(da, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+	CHECK(!mdfio_status_read(da, fd, &back, msg, sizeof(msg)) && back.version == 2, "version 2: %s", msg);
+	CHECK(!mdfio_status_write(da, fd, &back), "upgrade");
+	mdfio_status_free(&back);
+	mdfio_status_unlock(fd);
+	CHECK(!mdfio_status_lock(da, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+	CHECK(!mdfio_status_read(da, fd, &back, msg, sizeof(msg)) && back.version == 4 && back.rank[0].pos == 7,
+	      "upgraded: %s", msg);
+	mdfio_status_free(&back);
+	mdfio_status_unlock(fd);
+	unlinkat(da, MDFIO_STATUS_NAME, 0);
+	mdfio_status_free(&st);
+	close(da);
+	close(db);
+	CHECK(!rmdir(a) && !rmdir(b), "files left behind");
+}
+
+/* An update that fails at any byte of its write (a file size limit, as a
+ * full file system does) leaves the previous status whole, and no
+ * temporary file */
+static void test_update_fails_at_any_byte(void)
+{
+	char dir[] = "/tmp/mdfio-status-fsize-XXXXXX", msg[256], *before, *after;
+	struct mdfio_status st = make(40, MDFIO_RS_READY, 7, "r"), back;
+	struct rlimit old, lim;
+	struct stat sb;
+	size_t len, limit;
+	int dfd, fd, err;
+	ssize_t n;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(!mdfio_status_create(dfd, &st), "create");
+	before = mdfio_status_format(&st);
+	len = strlen(before);
+	for (n = 0; n < 40; n++)
+		st.rank[n].state = MDFIO_RS_BENCHMARKING;	/* longer */
+	after = mdfio_status_format(&st);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	for (limit = 0; limit < strlen(after); limit++) {
+		char *now = malloc(len + 1);
+
+		CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+		lim = old;
+		lim.rlim_cur = limit;
+		setrlimit(RLIMIT_FSIZE, &lim);
+		err = mdfio_status_write(dfd, fd, &st);
+		setrlimit(RLIMIT_FSIZE, &old);
+		mdfio_status_unlock(fd);
+		CHECK(err == EFBIG, "a write cut at byte %zu: %s", limit, strerror(err));
+		fd = openat(dfd, MDFIO_STATUS_NAME, O_RDONLY);
+		n = pread(fd, now, len + 1, 0);
+		close(fd);
+		CHECK(n == (ssize_t)len && !memcmp(now, before, len), "the previous status changed at byte %zu", limit);
+		free(now);
+	}
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock: %s", msg);
+	CHECK(!mdfio_status_write(dfd, fd, &st), "without a limit");
+	mdfio_status_unlock(fd);
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)) &&
+	      !mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) &&
+	      back.rank[39].state == MDFIO_RS_BENCHMARKING, "written: %s", msg);
+	mdfio_status_unlock(fd);
+	mdfio_status_free(&back);
+	CHECK(!unlinkat(dfd, MDFIO_STATUS_NAME, 0) && !fstat(dfd, &sb), "unlink");
+	close(dfd);
+	CHECK(!rmdir(dir), "a temporary file was left behind");
+	free(before);
+	free(after);
+	mdfio_status_free(&st);
+}
+
 int main(void)
 {
+	test_checksum();
+	test_identity();
+	test_update_fails_at_any_byte();
 	test_root_created();
 	test_run_info();
 	test_roundtrip();
