@@ -83,11 +83,18 @@ static int start_xfer(struct aio *a, struct mdfio_unit *u)
 	struct mdfio_req *r = &u->req;
 	int err;
 
-	s->fd = r->op == MDFIO_OP_READ ? mdfio_sys_open_read(r->dfd, r->name, a->oflags)
-				       : mdfio_sys_open_create(r->dfd, r->name, a->oflags);
-	if (s->fd < 0) {
-		r->err = errno;
-		return 0;
+	if (r->op == MDFIO_OP_READ) {
+		s->fd = mdfio_sys_open_read(r->dfd, r->name, a->oflags);
+		if (s->fd < 0) {
+			r->err = -s->fd;
+			return 0;
+		}
+	} else {
+		s->fd = mdfio_sys_open_create(r->dfd, r->name, a->oflags);
+		if (s->fd < 0) {
+			r->err = errno;
+			return 0;
+		}
 	}
 	s->done = 0;
 	err = submit_xfer(a, u);

@@ -322,6 +322,36 @@ count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *nam
 		c->first_errno = err;
 		snprintf(c->first_path, sizeof(c->first_path), "%s/%s", dir, name);
 	}
+	if (MDFIO_IS_NOT_OBJECT(err) && !c->first_alien) {
+		c->first_alien = err;
+		snprintf(c->alien_path, sizeof(c->alien_path), "%s/%s", dir, name);
+	}
+}
+
+const char *mdfio_err_text(int err)
+{
+#define NOT_OBJECT ", not an object (mdfio makes each a regular file of one link): left as it is"
+	if (!MDFIO_IS_NOT_OBJECT(err))
+		return strerror(err);
+	switch ((unsigned int)(err & 0xf) << 12) {
+	case S_IFIFO:
+		return "a FIFO" NOT_OBJECT;
+	case S_IFCHR:
+		return "a character device" NOT_OBJECT;
+	case S_IFBLK:
+		return "a block device" NOT_OBJECT;
+	case S_IFDIR:
+		return "a directory" NOT_OBJECT;
+	case S_IFLNK:
+		return "a symlink, which mdfio never follows" NOT_OBJECT;
+	case S_IFSOCK:
+		return "a socket" NOT_OBJECT;
+	case S_IFREG:
+		return "a regular file of other than one link (a hard link)" NOT_OBJECT;
+	default:
+		return "a file of no known type" NOT_OBJECT;
+	}
+#undef NOT_OBJECT
 }
 
 /* md-workbench ends the run at the first object it cannot create, in the
@@ -769,6 +799,11 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 			return unit_over(td, j, u, err);
 		u->st_size = r->st_size;
 		break;
+	case MDFIO_OP_READ:
+		/* what was not an object is left as it is: never deleted */
+		if (__builtin_expect(MDFIO_IS_NOT_OBJECT(err), 0))
+			return unit_over(td, j, u, u->result);
+		break;
 	case MDFIO_OP_DELETE:
 		if (j->ph->removes_datasets &&
 		    !--j->dsets[MDFIO_OWN][u->d].objects_left) {
@@ -984,10 +1019,17 @@ static uint64_t report_errors(struct mdfio_job *j)
 		/* a create that stopped the run has said so */
 		if (!c->count || (op == MDFIO_OP_CREATE && j->halted && c->count == 1))
 			continue;
-		mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
-			  j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
-			  c->count > 1 ? "s" : "", c->first_path,
-			  strerror(c->first_errno));
+		if (c->first_alien && !MDFIO_IS_NOT_OBJECT(c->first_errno))
+			mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s; first name holding no object: %s: %s)",
+				    j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
+				    c->count > 1 ? "s" : "", c->first_path,
+				    mdfio_err_text(c->first_errno), c->alien_path,
+				    mdfio_err_text(c->first_alien));
+		else
+			mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
+				    j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
+				    c->count > 1 ? "s" : "", c->first_path,
+				    mdfio_err_text(c->first_errno));
 	}
 	return total;
 }

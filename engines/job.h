@@ -70,6 +70,10 @@ struct mdfio_op_errors {
 	uint64_t count;
 	int first_errno;
 	char first_path[PATH_MAX];
+	/* the first name that held no object (MDFIO_ERR_NOT_OBJECT), which
+	 * the report names even when another error came first */
+	int first_alien;
+	char alien_path[PATH_MAX];
 };
 
 struct mdfio_dataset {
@@ -195,6 +199,9 @@ struct mdfio_job {
 };
 
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
+/* What a request's err says: strerror, or what an object's name held
+ * instead of an object (MDFIO_ERR_NOT_OBJECT). */
+const char *mdfio_err_text(int err);
 
 /* options.c */
 extern const struct fio_option mdfio_core_options[];

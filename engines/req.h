@@ -23,7 +23,16 @@ struct mdfio_req {
 	size_t size;
 	uint64_t st_size;	/* stat: the size found */
 	uint64_t t0;		/* ns, set by the backend when it issues it */
-	int err;		/* 0 or an errno value; a short object is EIO */
+	int err;		/* 0, an errno value or MDFIO_ERR_NOT_OBJECT;
+				 * a short object is EIO */
 };
+
+/* err when the object's name holds something no mdfio create makes: not a
+ * regular file, or one of other than one link. No errno value says that,
+ * so these lie above them all: the base or'ed with the file's type bits
+ * (S_IFMT >> 12; S_IFREG for the links). The step stops there, so nothing
+ * but a regular file of one link is ever read or deleted by a step. */
+#define MDFIO_ERR_NOT_OBJECT 0x100000
+#define MDFIO_IS_NOT_OBJECT(err) (((err) & ~0xf) == MDFIO_ERR_NOT_OBJECT)
 
 #endif

@@ -14,10 +14,44 @@
  * relative to the dataset's descriptor instead of full paths. Only calls
  * whose number every Linux architecture has go through syscall(). */
 
+int mdfio_sys_not_object(unsigned int mode, uint64_t nlink)
+{
+	if (S_ISREG(mode) && nlink == 1)
+		return 0;
+	return MDFIO_ERR_NOT_OBJECT | (int)((mode & S_IFMT) >> 12);
+}
+
+int mdfio_sys_opened_object(int fd, int extra_flags)
+{
+	struct stat sb;
+	int err;
+
+	if (fstat(fd, &sb))
+		return errno;
+	err = mdfio_sys_not_object(sb.st_mode, sb.st_nlink);
+	if (err)
+		return err;
+	/* a read of an object blocks, as md-workbench's does: io_uring would
+	 * fail a cold read of a file left O_NONBLOCK with EAGAIN, and a file
+	 * system may refuse to wait for its locks */
+	return fcntl(fd, F_SETFL, extra_flags & O_DIRECT) ? errno : 0;
+}
+
+/* O_NONBLOCK: a FIFO put where an object belongs would hold the open until
+ * a writer came; the check that follows refuses it */
 int mdfio_sys_open_read(int dfd, const char *name, int extra_flags)
 {
-	return (int)syscall(SYS_openat, dfd, name,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | extra_flags, 0);
+	int fd = (int)syscall(SYS_openat, dfd, name,
+			      O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | extra_flags, 0);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = mdfio_sys_opened_object(fd, extra_flags);
+	if (!err)
+		return fd;
+	mdfio_sys_close(fd);
+	return -err;
 }
 
 int mdfio_sys_open_create(int dfd, const char *name, int extra_flags)
@@ -42,7 +76,7 @@ int mdfio_sys_stat(int dfd, const char *name, uint64_t *size)
 	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW))
 		return errno;
 	*size = (uint64_t)sb.st_size;
-	return 0;
+	return mdfio_sys_not_object(sb.st_mode, sb.st_nlink);
 }
 
 int mdfio_sys_unlink(int dfd, const char *name)
@@ -84,7 +118,9 @@ static int open_transfer_close(struct mdfio_req *req)
 	int fd = req->op == MDFIO_OP_CREATE ? mdfio_sys_open_create(req->dfd, req->name, 0)
 					    : mdfio_sys_open_read(req->dfd, req->name, 0);
 
-	return fd < 0 ? errno : mdfio_sys_transfer_close(fd, req);
+	if (fd >= 0)
+		return mdfio_sys_transfer_close(fd, req);
+	return req->op == MDFIO_OP_CREATE ? errno : -fd;
 }
 
 int mdfio_sys_perform(struct mdfio_req *req)

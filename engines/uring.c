@@ -128,8 +128,10 @@ static void prep_open(struct io_uring_sqe *sqe, struct mdfio_req *r, int direct,
 		      unsigned int slot)
 {
 	/* md-workbench's flags, never through a symlink; a direct descriptor
-	 * cannot be O_CLOEXEC */
-	int flags = (r->op == MDFIO_OP_READ ? O_RDONLY
+	 * cannot be O_CLOEXEC. A read's open does not wait for the writer of
+	 * a FIFO put where an object belongs (a worker would wait for ever):
+	 * the job's thread then checks what it opened (opened_object) */
+	int flags = (r->op == MDFIO_OP_READ ? O_RDONLY | O_NONBLOCK
 					    : O_RDWR | O_CREAT | O_EXCL) | O_NOFOLLOW;
 
 	if (direct)
@@ -147,14 +149,22 @@ static void prep(struct uring *ur, struct mdfio_unit *u)
 
 	if (r->op == MDFIO_OP_STAT) {
 		sqe = sqe_for(ur, s, TAG_ONE);
-		io_uring_prep_statx(sqe, r->dfd, r->name, AT_SYMLINK_NOFOLLOW, STATX_SIZE,
-				    &s->stx);
+		io_uring_prep_statx(sqe, r->dfd, r->name, AT_SYMLINK_NOFOLLOW,
+				    STATX_SIZE | STATX_TYPE | STATX_NLINK, &s->stx);
 	} else if (r->op == MDFIO_OP_DELETE) {
 		sqe = sqe_for(ur, s, TAG_ONE);
 		io_uring_prep_unlinkat(sqe, r->dfd, r->name, 0);
 	} else if (ur->beside_workers) {
 		prep_open(sqe_for(ur, s, TAG_OPEN), r, 0, 0);
-	} else if (ur->linked) {
+	} else if (ur->linked && r->op == MDFIO_OP_READ && s->stage == ST_XFER) {
+		/* the object the thread checked: its read and close in one
+		 * chain, on the plain descriptor of the open */
+		sqe = sqe_for(ur, s, TAG_XFER);
+		prep_xfer(ur, sqe, s->fd, u, 0);
+		sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+		io_uring_prep_close(sqe_for(ur, s, TAG_CLOSE), s->fd);
+		return;	/* the request's clock is running already */
+	} else if (ur->linked && r->op == MDFIO_OP_CREATE) {
 		sqe = sqe_for(ur, s, TAG_OPEN);
 		prep_open(sqe, r, 1, u->index);
 		sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
@@ -262,8 +272,20 @@ static int xfer_result(struct mdfio_req *r, int res, size_t *done)
 	return *done < r->size ? -1 : 0;
 }
 
+/* A stat's result: the size, and whether the name holds an object (the
+ * link count as one where the file system does not give it: the read's
+ * open checks again). */
+static int stat_result(struct slot *s, struct mdfio_req *r)
+{
+	const struct statx *x = &s->stx;
+
+	r->st_size = x->stx_size;
+	return mdfio_sys_not_object(x->stx_mode, x->stx_mask & STATX_NLINK ? x->stx_nlink : 1);
+}
+
 /* One completion of slot s; returns 1 when its request is over, 2 when
- * the job's thread has just made its last calls (beside_workers). */
+ * the job's thread has just made its last calls (beside_workers, or the
+ * check of a read's object). */
 static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 {
 	struct mdfio_req *r = &s->u->req;
@@ -272,8 +294,16 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 	if (tag == TAG_ONE) {
 		r->err = res < 0 ? -res : 0;
 		if (!r->err && r->op == MDFIO_OP_STAT)
-			r->st_size = s->stx.stx_size;
+			r->err = stat_result(s, r);
 		return 1;
+	}
+	if (tag == TAG_OPEN && res >= 0 && r->op == MDFIO_OP_READ) {
+		err = mdfio_sys_opened_object(res, 0);
+		if (err) {
+			mdfio_sys_close(res);
+			r->err = err;
+			return 2;
+		}
 	}
 	if (ur->beside_workers) {
 		if (res < 0) {
@@ -283,12 +313,19 @@ static int complete(struct uring *ur, struct slot *s, enum tag tag, int res)
 		r->err = mdfio_sys_transfer_close(res, r);
 		return 2;
 	}
-	if (ur->linked) {
+	if (ur->linked && tag != TAG_OPEN) {
 		/* only the close, or the call that failed, completes; a
 		 * short transfer fails the chain */
 		if (tag == TAG_XFER && res >= 0)
 			res = -EIO;
 		r->err = res < 0 ? -res : 0;
+		if (tag == TAG_XFER && r->op == MDFIO_OP_READ) {
+			/* its close was cancelled with the chain: the
+			 * descriptor is a plain one, closed here, and the
+			 * cancelled close's completion is not this request's */
+			mdfio_sys_close(s->fd);
+			s->gen++;
+		}
 		return 1;
 	}
 	switch (tag) {
@@ -699,7 +736,7 @@ static int cb_issue(void *data, const char *s)
  * only to carry a chain) */
 static const struct fio_option uring_options[] = {
 	URING_BOOL("linked", linked, "1",
-		   "Open, read/write and close of an object as one linked chain on a direct descriptor (0: one call at a time on a plain descriptor)"),
+		   "A create's open, write and close as one linked chain on a direct descriptor, a read's read and close once the job's thread has checked what its open opened (0: one call at a time on a plain descriptor)"),
 	URING_BOOL("fixedbufs", fixedbufs, "1",
 		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
 	URING_BOOL("sqthread_poll", sqthread_poll, "0",

@@ -114,12 +114,13 @@ def fio_env(extra=None):
     return env
 
 
-def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None):
+def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None, timeout=600):
     """Runs fio on jobtext (mdfio.fio.run, in the test's environment);
     returns its FioRun. Fails the test on any sanitizer report, and with
-    check=True/False unless fio succeeded/failed."""
+    check=True/False unless fio succeeded/failed; raises TimeoutError past
+    timeout seconds."""
     jobfile = tmp_path / f"job-{len(list(tmp_path.glob('job-*.fio')))}.fio"
-    run = mdfio.fio.run(jobfile, jobtext, args=args, prefix=prefix, env=fio_env(env), timeout=600)
+    run = mdfio.fio.run(jobfile, jobtext, args=args, prefix=prefix, env=fio_env(env), timeout=timeout)
     assert not SANITIZER_REPORT.search(run.stderr), run.stderr
     if check is not None:
         assert (run.rc == 0) == check, f"rc={run.rc}\n{run.stderr}"

@@ -6,6 +6,8 @@ Also the open-file limit that holding datasets open needs, and a read-only
 benchmark on a read-only file system."""
 import os
 import shutil
+import socket
+import stat
 import subprocess
 
 import pytest
@@ -148,29 +150,69 @@ def test_a_rank_file_hard_linked_to_another_file_is_refused(tmpfs, tmp_path, eng
     assert foreign.read_bytes() == b"" and os.listdir(root) == ["mdfio.ranks"]
 
 
+ALIENS = {"symlink": "a symlink, which mdfio never follows", "FIFO": "a FIFO", "socket": "a socket",
+          "directory": "a directory", "hard link": "a regular file of other than one link (a hard link)",
+          "character device": "a character device"}
+
+
+def put_alien(path, kind, victim):
+    """Replaces the object at path by kind: a symlink to the victim's file
+    of its name, a hard link to a file outside the datasets, or one of
+    the file types no create makes (the device: /dev/zero's numbers)."""
+    path.unlink()
+    if kind == "symlink":
+        path.symlink_to(victim / path.name)
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(str(path))
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "hard link":
+        other = path.parent.parent / "not-an-object"
+        other.write_bytes(b"precious\n")
+        os.link(other, path)
+    else:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+
+
+@pytest.mark.parametrize("kind", ALIENS)
 @pytest.mark.parametrize("engine,extra", [("posix", {}), ("uring", {}), ("uring", {"linked": 0}),
                                           ("aio", {}), ("aio", {"iodepth": 4})])
-def test_an_object_replaced_by_a_symlink_is_not_followed(tmpfs, tmp_path, victim, engine, extra):
-    """The step's stat sees the link itself, its read fails (ELOOP) and
-    counts as a read error, its delete removes the link; the cleanup's
-    delete too. The victim is never read, written or removed."""
+def test_a_name_that_holds_no_object_fails_its_stat(tmpfs, tmp_path, victim, engine, extra, kind):
+    """An object replaced by anything but a regular file of one link: the
+    step's stat fails, naming the path and what it holds, and the step
+    stops there: nothing is opened (a FIFO's open used to wait for a writer
+    for ever, a device's was read as an object), read, deleted or created
+    in its place. The victim is never read, written or removed."""
     o = dict(datasets=1, precreate_per_set=P, steps_per_set=I, verify_read=1, **extra)
     run_fio(job(["precreate"], tmpfs, engine=engine, **o), tmp_path, check=True)
-    (tmpfs / "0_0" / "file-1").unlink()
-    (tmpfs / "0_0" / "file-1").symlink_to(victim / "file-1")
+    alien = tmpfs / "0_0" / "file-1"
+    put_alien(alien, kind, victim)
+    mode = os.lstat(alien).st_mode
     before = snapshot(victim)
-    run = run_fio(job(["benchmark"], tmpfs, engine=engine, **o), tmp_path, check=False)
+    run = run_fio(job(["benchmark"], tmpfs, engine=engine, **o), tmp_path, check=False, timeout=120)
     assert run.rc != 0
     (j,) = run.jobs()
-    assert j["read"]["drop_ios"] == 1 and j["sync"]["lat_ns"]["N"] == I
+    assert j["sync"]["lat_ns"]["N"] == I - 1 and j["read"]["drop_ios"] == 0
     lines = run.mdfio_lines()
-    assert len(lines) == 1 and "1 read error" in lines[0] and f"{tmpfs}/0_0/file-1: Too many levels" in lines[0], \
-        run.stderr
-    assert namespace(tmpfs) == expected(1, 1, I, P)
+    assert len(lines) == 1 and "rank 0 benchmark: 1 stat error (first: " \
+        f"{tmpfs}/0_0/file-1: {ALIENS[kind]}, not an object" in lines[0], run.stderr
+    assert namespace(tmpfs) == {"0_0": [1] + [i for i in range(I, P + I) if i != P + 1]}
+    assert os.lstat(alien).st_mode == mode
     assert snapshot(victim) == before
-    # a cleanup deletes the link that stands where an object belongs
-    (tmpfs / "0_0" / f"file-{P}").unlink()
-    (tmpfs / "0_0" / f"file-{P}").symlink_to(victim / f"file-{P}")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cleanup_deletes_the_link_where_an_object_belongs(tmpfs, tmp_path, victim, engine):
+    """The cleanup's delete removes a symlink at an object's name, never
+    its target."""
+    o = dict(datasets=1, precreate_per_set=P, steps_per_set=I)
+    run_fio(job(["precreate"], tmpfs, engine=engine, **o), tmp_path, check=True)
+    before = snapshot(victim)
+    (tmpfs / "0_0" / "file-1").unlink()
+    (tmpfs / "0_0" / "file-1").symlink_to(victim / "file-1")
     run_fio(job(["cleanup"], tmpfs, engine=engine, **o), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
     assert snapshot(victim) == before

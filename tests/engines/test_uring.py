@@ -312,12 +312,12 @@ def outcome(run):
 @pytest.mark.parametrize("linked,fs", [(0, "tmpfs"), (1, "tmpfs"), (1, "xfs")])
 def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(tmpfs, loopfs, tmp_path, linked, fs):
     """The same cycle, with a stat that fails (a missing object), a read that
-    fails (a symlink, not followed), and cleanup deletes that fail (the
+    fails (an object cut short), and cleanup deletes that fail (the
     object that failed stat never replaced, one more removed), through the ring, as system calls and as issue=auto
     chooses (on xfs: the cleanup as system calls, the rest through the ring;
     on tmpfs with a CPU to spare: the ring's opens and the job's thread's
     transfers), at iodepth 1 and 8: identical namespaces, counts, error lines and
-    latency samples, and the symlink's target untouched."""
+    latency samples."""
     d, p = 2, 24
     base = tmpfs if fs == "tmpfs" else loopfs(fs, "320M")
     results = {}
@@ -325,7 +325,6 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
         for iodepth in (1, 8):
             root = base / f"{issue}-{iodepth}"
             root.mkdir()
-            (base / "target").write_text("not an object")
             # on 2 CPUs where there are: auto on tmpfs then works beside the ring
             opts = dict(datasets=d, precreate_per_set=p, steps_per_set=p // 2, iodepth=iodepth, linked=linked,
                         issue=issue, verify_read=1, **({"cpus_allowed": "0-1"} if has_cpus(0, 1) else {}))
@@ -333,8 +332,7 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             run = run_fio(job(["precreate"], root, engine="uring", **opts), tmp_path, check=True)
             got.append((outcome(run), namespace(root)))
             (root / "0_0" / "file-3").unlink()
-            (root / "0_1" / "file-5").unlink()
-            (root / "0_1" / "file-5").symlink_to(base / "target")
+            (root / "0_1" / "file-5").write_bytes(b"short")
             run = run_fio(job(["benchmark"], root, engine="uring", **opts), tmp_path, check=False)
             assert run.rc != 0
             got.append((outcome(run), namespace(root)))
@@ -345,7 +343,6 @@ def test_every_issue_choice_gives_the_same_namespace_counts_errors_and_samples(t
             # "first" is the one that ended first
             results[issue, iodepth] = [re.sub(r"first: ROOT/0_0/file-(27|30):", "first: ROOT/0_0/file-N:",
                                               str(g).replace(str(root), "ROOT")) for g in got]
-            assert (base / "target").read_text() == "not an object"
     first = results["ring", 1]
     assert "1 stat error" in first[1] and "1 read error" in first[1] and "2 delete errors" in first[2], first
     for key, got in results.items():
