@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "rankfile.h"
 #include "reason.h"
+#include "world.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,21 +221,85 @@ static int write_rec(int fd, off_t off, size_t len, const char *fmt, ...)
 	return pwrite(fd, buf, len, off) == (ssize_t)len ? 0 : errno ? errno : EIO;
 }
 
+/* The bound of every count a record holds (barriers, steps): far beyond
+ * any run's, and far enough below 2^64 that no sum or + 1 of them wraps. */
+#define COUNT_MAX ((uint64_t)1 << 62)
+
+/* Reads "key <decimal>" at *p and the space after it, if any: a number from
+ * lo to hi, with no sign and no overflow. Another writer may have left
+ * anything in a record, and a total of 2^64 - 1 made a loop over the ranks
+ * last for ever: every field is bounded by what mdfio writes there. */
+static int field_u64(const char **p, const char *key, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	size_t kl = strlen(key);
+	const char *s = *p + kl + 1;
+	char *end;
+
+	if (strncmp(*p, key, kl) || (*p)[kl] != ' ' || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno || *v < lo || *v > hi || (*end != ' ' && *end))
+		return -1;
+	*p = *end ? end + 1 : end;
+	return 0;
+}
+
+/* "key <word>": a word of 1 to len - 1 characters in out. */
+static int field_word(const char **p, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key), n;
+	const char *s = *p + kl + 1;
+
+	if (strncmp(*p, key, kl) || (*p)[kl] != ' ')
+		return -1;
+	n = strcspn(s, " ");
+	if (!n || n >= len)
+		return -1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	*p = s[n] ? s + n + 1 : s + n;
+	return 0;
+}
+
+/* The rest of a record is the padding write_rec puts there. */
+static int record_end(const char *p)
+{
+	return p[strspn(p, " ")] ? -1 : 0;
+}
+
 /* 0: parsed; 1: empty (a new file); -1: not a rank file */
 static int read_header(int fd, struct header *h)
 {
 	char buf[REC];
+	const char *p = buf;
+	uint64_t total, root_goes = 0;
+	size_t i;
 
 	if (read_rec(fd, 0, buf, REC))
 		return -1;
 	if (!buf[0])
 		return 1;
-	/* a file kept from a phase run by an older mdfio has no root-goes */
-	h->root_goes = 0;
-	if (sscanf(buf, MAGIC " id %16[0-9a-f] total %" SCNu32 " released %" SCNu64
-		   " failed %" SCNu64 " max %" SCNu64 " root-goes %d", h->id, &h->total,
-		   &h->released, &h->failed, &h->max, &h->root_goes) < 5)
+	if (strncmp(p, MAGIC " ", sizeof(MAGIC)))
 		return -1;
+	p += sizeof(MAGIC);
+	if (field_word(&p, "id", h->id, sizeof(h->id)) || strlen(h->id) != sizeof(h->id) - 1)
+		return -1;
+	for (i = 0; i < sizeof(h->id) - 1; i++)
+		if (!strchr("0123456789abcdef", h->id[i]))
+			return -1;
+	if (field_u64(&p, "total", 1, MDFIO_MAX_RANKS, &total) ||
+	    field_u64(&p, "released", 0, COUNT_MAX, &h->released) ||
+	    field_u64(&p, "failed", 0, COUNT_MAX, &h->failed) ||
+	    field_u64(&p, "max", 0, COUNT_MAX, &h->max))
+		return -1;
+	/* a file kept from a phase run by an older mdfio has no root-goes */
+	if (!strncmp(p, "root-goes ", 10) && field_u64(&p, "root-goes", 0, 1, &root_goes))
+		return -1;
+	if (record_end(p))
+		return -1;
+	h->total = (uint32_t)total;
+	h->root_goes = (int)root_goes;
 	return 0;
 }
 
@@ -260,19 +325,37 @@ static void new_id(char *id)
 	snprintf(id, MDFIO_RANKFILE_ID_LEN, "%016" PRIx64, v);
 }
 
+/* Rank rank's record in line: 0, or -1 with r as a record of no one's. */
+static int parse_rank(const char *line, uint32_t rank, struct rank_rec *r)
+{
+	const char *p = line;
+	uint64_t n, pid, fio_pid;
+
+	memset(r, 0, sizeof(*r));
+	if (field_u64(&p, "rank", rank, rank, &n) ||
+	    field_u64(&p, "value", 0, COUNT_MAX, &r->value) ||
+	    field_word(&p, "host", r->host, sizeof(r->host)) ||
+	    field_u64(&p, "pid", 1, INT_MAX, &pid) ||
+	    field_u64(&p, "arrived", 0, COUNT_MAX, &r->arrived) ||
+	    field_word(&p, "phase", r->phase, sizeof(r->phase)) ||
+	    field_u64(&p, "fio", 1, INT_MAX, &fio_pid) || record_end(p)) {
+		memset(r, 0, sizeof(*r));
+		snprintf(r->host, sizeof(r->host), "?");
+		r->pid = r->fio_pid = -1;
+		return -1;
+	}
+	r->pid = (long)pid;
+	r->fio_pid = (long)fio_pid;
+	return 0;
+}
+
 static void read_rank(int fd, uint32_t rank, struct rank_rec *r)
 {
 	char buf[REC];
-	uint32_t n;
 
-	memset(r, 0, sizeof(*r));
-	if (read_rec(fd, rec_off(rank), buf, REC) ||
-	    sscanf(buf, "rank %" SCNu32 " value %" SCNu64 " host %63s pid %ld arrived %" SCNu64
-		   " phase %31s fio %ld", &n, &r->value, r->host, &r->pid, &r->arrived, r->phase,
-		   &r->fio_pid) != 7 || n != rank) {
-		snprintf(r->host, sizeof(r->host), "?");
-		r->pid = r->fio_pid = -1;
-	}
+	if (read_rec(fd, rec_off(rank), buf, REC))
+		buf[0] = '\0';
+	parse_rank(buf, rank, r);
 }
 
 /* value comes before the host, whose length varies: a record cut short
@@ -640,7 +723,7 @@ static int read_ranks(const struct mdfio_rankfile *rf, struct rank_rec *recs)
 	size_t len = (size_t)rf->total * REC;
 	char *buf = malloc(len ? len : 1), line[REC];
 	ssize_t got;
-	uint32_t r, n;
+	uint32_t r;
 
 	if (!buf)
 		return ENOMEM;
@@ -650,20 +733,12 @@ static int read_ranks(const struct mdfio_rankfile *rf, struct rank_rec *recs)
 		return errno;
 	}
 	for (r = 0; r < rf->total; r++) {
-		struct rank_rec *rec = &recs[r];
-
-		memset(rec, 0, sizeof(*rec));
 		line[0] = '\0';
 		if ((size_t)got >= (size_t)(r + 1) * REC) {
 			memcpy(line, buf + (size_t)r * REC, REC);
 			line[REC - 1] = '\0';
 		}
-		if (sscanf(line, "rank %" SCNu32 " value %" SCNu64 " host %63s pid %ld arrived %" SCNu64
-			   " phase %31s fio %ld", &n, &rec->value, rec->host, &rec->pid, &rec->arrived,
-			   rec->phase, &rec->fio_pid) != 7 || n != r) {
-			snprintf(rec->host, sizeof(rec->host), "?");
-			rec->pid = rec->fio_pid = -1;
-		}
+		parse_rank(line, r, &recs[r]);
 	}
 	free(buf);
 	return 0;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "status.h"
 #include "reason.h"
+#include "world.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -156,16 +157,42 @@ int mdfio_status_add_taken(struct mdfio_status *st, uint32_t rank, uint32_t d,
 	return 0;
 }
 
-static int header_field(const char **p, const char *key, uint64_t *v)
+/* The most any field holds that mdfio writes (options.c's bounds; a
+ * position grows by steps_per_set, at most 2^40, per benchmark from a
+ * start_index of at most 2^60): a file holding more is not mdfio's, and
+ * no loop over or sum with what is read back can run away. */
+#define PRECREATE_MAX ((uint64_t)1 << 40)
+#define OBJECT_SIZE_MAX ((uint64_t)1 << 30)
+#define START_MAX ((uint64_t)1 << 60)
+#define POS_MAX ((uint64_t)1 << 62)
+
+/* A decimal number of digits only (strtoull takes a sign and blanks), at
+ * most max; *end after it. */
+static int number(const char *s, uint64_t max, uint64_t *v, char **end)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno || *v > max ? -1 : 0;
+}
+
+/* A whole word of digits (from sscanf's %[0-9]), at most max. */
+static int number_word(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	return number(s, max, v, &end) || *end ? -1 : 0;
+}
+
+static int header_field(const char **p, const char *key, uint64_t max, uint64_t *v)
 {
 	size_t kl = strlen(key);
 	char *end;
 
 	if (strncmp(*p, key, kl) || (*p)[kl] != ' ')
 		return -1;
-	errno = 0;
-	*v = strtoull(*p + kl + 1, &end, 10);
-	if (errno || end == *p + kl + 1 || *end != '\n')
+	if (number(*p + kl + 1, max, v, &end) || *end != '\n')
 		return -1;
 	*p = end + 1;
 	return 0;
@@ -176,6 +203,8 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 {
 	static const char *const keys[] = { "ranks", "datasets",
 		"precreate-per-set", "object-size", "start-index" };
+	static const uint64_t max[] = { MDFIO_MAX_RANKS, UINT32_MAX, PRECREATE_MAX,
+		OBJECT_SIZE_MAX, START_MAX };
 	uint64_t v[5];
 	const char *p = text, *sum = NULL;
 	uint32_t r;
@@ -219,13 +248,14 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		p += used + 1;
 	}
 	for (i = 0; i < 5; i++) {
-		if (header_field(&p, keys[i], &v[i])) {
-			mdfio_reason(msg, msglen, "malformed line where '%s <n>' belongs", keys[i]);
+		if (header_field(&p, keys[i], max[i], &v[i])) {
+			mdfio_reason(msg, msglen, "malformed line where '%s <n>' belongs (n at most %" PRIu64 ")",
+				     keys[i], max[i]);
 			return -1;
 		}
 	}
-	if (!v[0] || v[0] > UINT32_MAX || !v[1] || v[1] > UINT32_MAX) {
-		mdfio_reason(msg, msglen, "ranks and datasets must be 1..2^32-1");
+	if (!v[0] || !v[1] || !v[2] || !v[3]) {
+		mdfio_reason(msg, msglen, "ranks, datasets, precreate-per-set and object-size must be at least 1");
 		return -1;
 	}
 	st->ranks = (uint32_t)v[0];
@@ -250,12 +280,12 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		}
 	}
 	{
-		char run[MDFIO_RUN_LEN];
-		unsigned int left;
+		char run[MDFIO_RUN_LEN], n[12];
+		uint64_t left;
 		int used = 0;
 
-		if (sscanf(p, "left %u %63s%n", &left, run, &used) != 2 ||
-		    p[used] != '\n') {
+		if (sscanf(p, "left %11[0-9] %63s%n", n, run, &used) != 2 ||
+		    p[used] != '\n' || number_word(n, MDFIO_MAX_RANKS, &left)) {
 			mdfio_reason(msg, msglen, "malformed line where 'left <n> <job>' belongs");
 			return -1;
 		}
@@ -269,27 +299,24 @@ int mdfio_status_parse(const char *text, struct mdfio_status *st,
 		return -1;
 	}
 	for (r = 0; r < st->ranks; r++) {
-		char state[16], run[MDFIO_RUN_LEN], steps[24] = "?", *end;
-		unsigned long long pos;
-		unsigned int rr;
+		char state[16], run[MDFIO_RUN_LEN], steps[24] = "?", rn[12], posn[24];
+		uint64_t pos, rr;
 		int used = 0, s, ok;
 
 		if (version == 1)
-			ok = sscanf(p, "rank %u %15s %llu %63s%n", &rr, state, &pos,
+			ok = sscanf(p, "rank %11[0-9] %15s %23[0-9] %63s%n", rn, state, posn,
 				    run, &used) == 4;
 		else
-			ok = sscanf(p, "rank %u %15s %llu %23s %63s%n", &rr, state, &pos,
+			ok = sscanf(p, "rank %11[0-9] %15s %23[0-9] %23s %63s%n", rn, state, posn,
 				    steps, run, &used) == 5;
-		if (!ok || rr != r || p[used] != '\n') {
+		if (!ok || number_word(rn, UINT32_MAX, &rr) || rr != r || p[used] != '\n' ||
+		    number_word(posn, POS_MAX, &pos)) {
 			mdfio_reason(msg, msglen, "malformed or missing line for rank %" PRIu32, r);
 			goto err;
 		}
-		errno = 0;
-		st->rank[r].steps = strtoull(steps, &end, 10);
 		if (!strcmp(steps, "?")) {
 			st->rank[r].steps = MDFIO_STEPS_UNKNOWN;
-		} else if (errno || *end || steps[0] < '0' || steps[0] > '9' ||
-			   st->rank[r].steps == MDFIO_STEPS_UNKNOWN) {
+		} else if (number_word(steps, PRECREATE_MAX, &st->rank[r].steps)) {
 			mdfio_reason(msg, msglen, "malformed steps '%s' for rank %" PRIu32, steps, r);
 			goto err;
 		}

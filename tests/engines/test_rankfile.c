@@ -511,6 +511,45 @@ static void count_poll(void *arg)
 	++*(int *)arg;
 }
 
+/* A header whose fields lie beyond what mdfio writes is no rank file of
+ * mdfio's: with total 2^64 - 1 a claim looked at every rank's lock, for
+ * ever (the alarm ends the test there). */
+static void out_of_bounds(int fd)
+{
+	static const char *const fields[] = {
+		"total 18446744073709551615 released 0 failed 0 max 0",
+		"total 4294967297 released 0 failed 0 max 0",
+		"total 1048577 released 0 failed 0 max 0",
+		"total 0 released 0 failed 0 max 0",
+		"total -1 released 0 failed 0 max 0",
+		"total +1 released 0 failed 0 max 0",
+		"total 1 released 18446744073709551616 failed 0 max 0",
+		"total 1 released 18446744073709551615 failed 0 max 0",
+		"total 1 released 0 failed -1 max 0",
+		"total 1 released 0 failed 0 max 99999999999999999999",
+		"total 1 released 0 failed 0 max 0 root-goes 2",
+		"total 1 released 0 failed 0 max 0 trailing",
+	};
+	struct mdfio_rankfile a;
+	char msg[256], rec[MDFIO_RANKFILE_RECORD];
+	size_t k;
+
+	alarm(30);
+	for (k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
+		int f = openat(fd, MDFIO_RANKFILE_NAME, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		int n = snprintf(rec, sizeof(rec), "mdfio-ranks 1 id 0123456789abcdef %s", fields[k]);
+
+		memset(rec + n, ' ', sizeof(rec) - 1 - (size_t)n);
+		rec[sizeof(rec) - 1] = '\n';
+		CHECK(f >= 0 && write(f, rec, sizeof(rec)) == (ssize_t)sizeof(rec), "write");
+		close(f);
+		CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) &&
+		      strstr(msg, "not mdfio's rank file"), "header '%s': %s", fields[k], msg);
+		unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	}
+	alarm(0);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/mdfio-test-rankfile-XXXXXX";
@@ -833,6 +872,7 @@ int main(void)
 	CHECK(mdfio_rankfile_claim(&a, fd, 0, 1, 1, "h", msg, sizeof(msg)) &&
 	      strstr(msg, "not mdfio's rank file"), "a foreign file: %s", msg);
 	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	out_of_bounds(fd);
 	rmdir(dir);
 	return check_result();
 }

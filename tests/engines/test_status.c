@@ -74,6 +74,49 @@ static void test_steps(void)
 				 "object-size 1\nstart-index 0\nleft 0 -\nrank 0 ready 0 x7 r\n",
 				 &back, msg, sizeof(msg)) && strstr(msg, "steps"), "bad steps: %s", msg);
 
+	/* a field beyond what mdfio writes: no count or position read back
+	 * can make a loop over it, or a sum with it, run away */
+	{
+		static const char *const bad[] = {
+			"ranks 18446744073709551615\ndatasets 1\nprecreate-per-set 4\nobject-size 1\nstart-index 0\n",
+			"ranks 1048577\ndatasets 1\nprecreate-per-set 4\nobject-size 1\nstart-index 0\n",
+			"ranks -1\ndatasets 1\nprecreate-per-set 4\nobject-size 1\nstart-index 0\n",
+			"ranks 1\ndatasets 4294967296\nprecreate-per-set 4\nobject-size 1\nstart-index 0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set -4\nobject-size 1\nstart-index 0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set 0\nobject-size 1\nstart-index 0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set 1099511627777\nobject-size 1\nstart-index 0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set 4\nobject-size 1073741825\nstart-index 0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set 4\nobject-size 1\nstart-index +0\n",
+			"ranks 1\ndatasets 1\nprecreate-per-set 4\nobject-size 1\nstart-index 1152921504606846977\n",
+		};
+		static const char *const bad_lines[] = {
+			"left -1 -\nrank 0 ready 0 0 r\n",
+			"left 4294967296 -\nrank 0 ready 0 0 r\n",
+			"left 0 -\nrank -0 ready 0 0 r\n",
+			"left 0 -\nrank 0 ready -1 0 r\n",
+			"left 0 -\nrank 0 ready 18446744073709551615 0 r\n",
+			"left 0 -\nrank 0 ready 0 -1 r\n",
+			"left 0 -\nrank 0 ready 0 1099511627777 r\n",
+		};
+		char text[512];
+		size_t k;
+
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			snprintf(text, sizeof(text), "mdfio-status 2\n%sleft 0 -\nrank 0 ready 0 0 r\n", bad[k]);
+			CHECK(mdfio_status_parse(text, &back, msg, sizeof(msg)), "accepted: %s", text);
+		}
+		for (k = 0; k < sizeof(bad_lines) / sizeof(bad_lines[0]); k++) {
+			snprintf(text, sizeof(text), "mdfio-status 2\nranks 1\ndatasets 1\nprecreate-per-set 4\n"
+				 "object-size 1\nstart-index 0\n%s", bad_lines[k]);
+			CHECK(mdfio_status_parse(text, &back, msg, sizeof(msg)), "accepted: %s", text);
+		}
+		snprintf(text, sizeof(text), "mdfio-status 2\nranks 1048576\ndatasets 4294967295\n"
+			 "precreate-per-set 1099511627776\nobject-size 1073741824\nstart-index 1152921504606846976\n"
+			 "left 0 -\n");
+		CHECK(mdfio_status_parse(text, &back, msg, sizeof(msg)) && strstr(msg, "rank 0"),
+		      "the largest values are taken (then rank 0's line is missing): %s", msg);
+	}
+
 	/* a namespace started at 5, with a benchmark at 40 with I = 7
 	 * interrupted in every rank: objects 5 .. 40+100+7-1 (those below 40
 	 * are left by deletes that failed); the same when the others finished
