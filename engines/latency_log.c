@@ -47,14 +47,22 @@ void mdfio_close_logs(struct mdfio_job *j, int discard)
 	int op;
 
 	for (op = 0; op < MDFIO_OP_NR; op++) {
+		size_t named;
+		int err;
+
 		if (!j->log[op])
 			continue;
-		if (fclose(j->log[op]))
-			mdfio_error("latency log of %s: %s", mdfio_op_names[op], strerror(errno));
+		err = mdfio_oplog_close(j->log[op]);
 		j->log[op] = NULL;
-		if (discard && rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank,
-					     path, sizeof(path)))
+		named = rank_log_path(j, log_name(j, (enum mdfio_op)op), j->rank, path, sizeof(path));
+		if (discard && named) {
 			unlink(path);
+		} else if (err) {
+			/* a log cut short (a full file system) fails the job */
+			mdfio_error("latency log %s: %s: rows of this phase are missing",
+				    named ? path : mdfio_op_names[op], strerror(err));
+			j->late_error = 1;
+		}
 	}
 }
 
@@ -116,11 +124,15 @@ void mdfio_merge_logs(struct mdfio_job *j)
 		mdfio_oplog_path(out, sizeof(out), j->log_prefix, j->log_factor, j->log_iter,
 				 name, "-all");
 		err = mdfio_oplog_merge(out, in, j->ranks);
-		if (err)
+		if (err) {
 			mdfio_error("latency log %s: %s", out, strerror(err));
+			j->late_error = 1;
+		}
 	}
-	if (!in || !paths)
+	if (!in || !paths) {
 		mdfio_error("out of memory merging the latency logs");
+		j->late_error = 1;
+	}
 	free(paths);
 	free(in);
 }

@@ -65,6 +65,18 @@ FILE *mdfio_oplog_create(const char *path)
 	return f;
 }
 
+int mdfio_oplog_close(FILE *f)
+{
+	int err = fflush(f) ? errno : 0;
+
+	/* a write that failed earlier lost rows, though this flush worked */
+	if (!err && ferror(f))
+		err = EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	return err;
+}
+
 struct head {
 	FILE *f;
 	char line[128];
@@ -131,8 +143,10 @@ int mdfio_oplog_merge(const char *out, char *const *in, unsigned int n)
 		if (h[i].f)
 			fclose(h[i].f);
 	free(h);
-	if (fclose(o) && !err)
-		err = errno;
+	if (err)
+		fclose(o);
+	else
+		err = mdfio_oplog_close(o);
 	if (err)
 		unlink(out);
 	return err;

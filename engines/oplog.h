@@ -17,6 +17,10 @@ size_t mdfio_oplog_path(char *buf, size_t len, const char *prefix, float factor,
  * on failure. */
 FILE *mdfio_oplog_create(const char *path);
 
+/* Closes a log: 0, or an errno value when any row was not written
+ * (EIO where the failed write's own error is gone). */
+int mdfio_oplog_close(FILE *f);
+
 /* Formats one row into p (at least 48 bytes); returns its length. */
 size_t mdfio_oplog_format(char *p, uint64_t since_ns, uint64_t ns);
 

@@ -200,6 +200,12 @@ MDFIO_U32_OPT(cb_verbose, "verbose", struct mdfio_options, verbose, 0, 2)
 MDFIO_U32_OPT(cb_ignore_precreate_errors, "ignore_precreate_errors", struct mdfio_options,
 	      ignore_precreate_errors, 0, 1)
 MDFIO_U32_OPT(cb_repeats, "repeats", struct mdfio_options, repeats, 1, MDFIO_REPEATS_MAX)
+/* fio's own integer options print "min value out of range" for -1 and run
+ * on with the default, and take 1.5 for 1 (3.33 and 3.41): the engine
+ * parses every number itself */
+MDFIO_U32_OPT(cb_repeat, "repeat", struct mdfio_options, repeat, 1, MDFIO_REPEATS_MAX)
+MDFIO_U32_OPT(cb_join_timeout, "join_timeout", struct mdfio_options, join_timeout, 1,
+	      MDFIO_JOIN_TIMEOUT_MAX)
 MDFIO_U32_OPT(cb_stonewall_timer, "stonewall_timer", struct mdfio_options, stonewall_timer, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_stonewall_wear_out, "stonewall_wear_out", struct mdfio_options, stonewall_wear_out, 0, 1)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
@@ -363,16 +369,16 @@ const struct fio_option mdfio_core_options[] = {
 	MDFIO_OPT("verify_read", cb_verify_read, "0",
 	    "1: check owner rank, dataset and index of every object read, md-workbench -X"),
 	/* a jobfile names each section's repeat literally */
-	MDFIO_INT_OPT("repeat", struct mdfio_options, repeat, 1, MDFIO_REPEATS_MAX, "1",
-	    "Which benchmark repeat this job section is (1, 2, ...)"),
+	MDFIO_OPT("repeat", cb_repeat, "1",
+	    "Which benchmark repeat this job section is: 1 to 1000000"),
 	MDFIO_OPT("repeats", cb_repeats, "1",
 	    "Benchmark repeats wanted, md-workbench -R: a section whose repeat exceeds it does nothing"),
 	MDFIO_STR_OPT("latency_log", struct mdfio_options, latency_log,
 	    "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)"),
 	MDFIO_STR_OPT("hosts", struct mdfio_options, hosts,
 	    "Host names of the fio servers of one run, separated by ',': each takes numjobs ranks in this order (value|default; empty: this fio job's ranks only)"),
-	MDFIO_INT_OPT("join_timeout", struct mdfio_options, join_timeout, 1, MDFIO_JOIN_TIMEOUT_MAX, "30",
-	    "Seconds a rank waits at the start of a phase for ranks that no process has started (ranks still busy are waited for without limit)"),
+	MDFIO_OPT("join_timeout", cb_join_timeout, "30",
+	    "Seconds a rank waits at the start of a phase for ranks that no process has started, 1 to 86400 (ranks still busy are waited for without limit)"),
 	MDFIO_OPT("ranks", cb_ranks, NULL,
 	    "Sets numjobs (the number of ranks); accepts value|default"),
 	MDFIO_OPT("object_size", cb_object_size, NULL,

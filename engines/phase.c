@@ -445,6 +445,7 @@ static int leave_once(struct mdfio_job *j, int complete, int wait)
 	/* a rank whose end the status cannot record fails its phase: the
 	 * next one would find it still working */
 	err = mdfio_status_lock(j->root_fd, 0, &fd, msg, sizeof(msg));
+	/* the phase's end not recorded fails the job, as any error said */
 	if (err) {
 		mdfio_error("%s: %s", j->status_path,
 			    err == ENOENT ? "removed while the phase ran" : msg);
@@ -453,6 +454,7 @@ static int leave_once(struct mdfio_job *j, int complete, int wait)
 	}
 	if (mdfio_status_read(j->root_fd, fd, &st, msg, sizeof(msg))) {
 		mdfio_error("%s: %s", j->status_path, msg);
+		j->late_error = 1;
 		mdfio_status_unlock(fd);
 		j->late_error = 1;
 		return 0;

@@ -709,11 +709,10 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	return 0;
 }
 
-#define URING_BOOL(n, field, defv, text) {				\
-	.name = n, .lname = n, .type = FIO_OPT_BOOL,			\
-	.off1 = offsetof(struct uring_options, field), .def = defv,	\
-	.help = text, .category = FIO_OPT_C_ENGINE,			\
-	.group = FIO_OPT_G_IOURING }
+/* parsed here, not by fio, which takes linked=-1 and 1.5 for 1 (core.h) */
+MDFIO_U32_OPT(cb_linked, "linked", struct uring_options, linked, 0, 1)
+MDFIO_U32_OPT(cb_fixedbufs, "fixedbufs", struct uring_options, fixedbufs, 0, 1)
+MDFIO_U32_OPT(cb_sqthread_poll, "sqthread_poll", struct uring_options, sqthread_poll, 0, 1)
 
 static int cb_issue(void *data, const char *s)
 {
@@ -735,12 +734,12 @@ static int cb_issue(void *data, const char *s)
  * switches; linked has no counterpart there (its direct descriptors exist
  * only to carry a chain) */
 static const struct fio_option uring_options[] = {
-	URING_BOOL("linked", linked, "1",
-		   "A create's open, write and close as one linked chain on a direct descriptor, a read's read and close once the job's thread has checked what its open opened (0: one call at a time on a plain descriptor)"),
-	URING_BOOL("fixedbufs", fixedbufs, "1",
-		   "Object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
-	URING_BOOL("sqthread_poll", sqthread_poll, "0",
-		   "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
+	MDFIO_OPT("linked", cb_linked, "1",
+		  "1: a create's open, write and close as one linked chain on a direct descriptor, a read's read and close once the job's thread has checked what its open opened; 0: one call at a time on a plain descriptor"),
+	MDFIO_OPT("fixedbufs", cb_fixedbufs, "1",
+		  "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
+	MDFIO_OPT("sqthread_poll", cb_sqthread_poll, "0",
+		  "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
 	MDFIO_OPT("issue", cb_issue, "auto",
 		  "How object calls are issued: auto (system calls at iodepth 1, in a cleanup on xfs, and on tmpfs or ramfs below iodepth 8 or without a CPU to spare; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them, on tmpfs and ramfs for all but the reads, writes and closes and a share of a cleanup's deletes; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
 	{ .name = NULL },

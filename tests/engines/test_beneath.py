@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import ENGINES, expected, job, namespace, run_fio
+import mdfio.fio
+from conftest import ENGINES, SANITIZER_REPORT, expected, fio_env, job, namespace, run_fio
 
 D, P, I = 2, 8, 4
 
@@ -280,3 +281,30 @@ def test_a_read_only_benchmark_runs_on_a_read_only_file_system(tmpfs, tmp_path, 
     run_fio(job(["benchmark"], tmpfs, engine=eng, **o), tmp_path, check=True)
     run_fio(job(["cleanup"], tmpfs, engine=eng, **o), tmp_path, check=True)
     assert os.listdir(tmpfs) == []
+
+
+def test_a_status_file_swapped_for_a_symlink_mid_phase_fails_the_job(tmpfs, tmp_path, victim):
+    """The status replaced by a symlink while a benchmark runs (its waits
+    make it last seconds): the phase's end is not recorded through it, one
+    line says why, and the job fails, where fio used to exit 0."""
+    o = dict(datasets=1, precreate_per_set=P, steps_per_set=I, waiting_factor=20000)
+    run_fio(job(["precreate"], tmpfs, **o), tmp_path, check=True)
+    status = tmpfs / "mdfio.status"
+    swapped = []
+
+    def swap(pid):
+        if not swapped and "benchmarking" in status.read_text():
+            status.rename(tmpfs / "status.real")
+            status.symlink_to(victim / "mdfio.status")
+            swapped.append(pid)
+
+    before = snapshot(victim)
+    run = mdfio.fio.run(tmp_path / "benchmark.fio", job(["benchmark"], tmpfs, **o), env=fio_env(),
+                        watch=swap, timeout=300)
+    assert not SANITIZER_REPORT.search(run.stderr), run.stderr
+    assert swapped and run.rc != 0, run.stderr
+    (j,) = run.jobs()
+    assert j["error"] != 0
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"{status}: " in lines[0] and "symlink" in lines[0], run.stderr
+    assert snapshot(victim) == before

@@ -2,6 +2,7 @@
 latency logs, against the operations in the same run's JSON."""
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -209,3 +210,27 @@ def test_start_index_is_checked_against_the_fifo_and_names_the_logs(tmpfs, tmp_p
     assert (logs / "d-0.00-2-read.csv").exists()
     run_fio(job(["cleanup"], root, start_index=20, **opts), tmp_path, check=True)
     assert os.listdir(root) == []
+
+
+@pytest.mark.parametrize("latency_all", [0, 1])
+def test_a_log_cut_short_by_a_full_file_system_fails_the_job(tmpfs, tmp_path, latency_all):
+    """Logs on a tmpfs of 16 KiB hold a few hundred rows of a precreate's
+    2000: one line names the log and ENOSPC, and the job fails (fio's exit
+    status and the job's error), where both used to say the run was fine."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(logs)], check=True)
+    try:
+        run = run_fio(job(["precreate"], tmpfs, datasets=2, precreate_per_set=1000, bs=100,
+                          latency_log=logs / "lat", latency_all=latency_all), tmp_path, check=False)
+    finally:
+        subprocess.run(["umount", "-l", str(logs)], check=False)
+    assert run.rc != 0
+    (j,) = run.jobs()
+    assert j["error"] != 0
+    # with latency_all the merge into -all, on the same full file system,
+    # says so too
+    lines = run.mdfio_lines()
+    assert lines and all(l.startswith(f"mdfio: latency log {logs}/lat-0.00-0-precreate") and
+                         "No space left on device" in l for l in lines), run.stderr
+    assert len(lines) == 1 + latency_all, run.stderr
