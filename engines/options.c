@@ -74,11 +74,26 @@ static int said_before(const char *line)
  * fio's own messages. Otherwise it goes to stderr alone, in one write:
  * fio's log_err also copies it into the --output file, from the job's
  * process, whose stdio buffer can land a long line across fio's JSON. */
-static void say(const char *line)
+static void say(const char *raw)
 {
-	char out[sizeof(last_error) + 8];
+	/* a name holding a newline or another control character (a path,
+	 * a host) stays on the line, escaped: one line per message */
+	char line[4 * sizeof(last_error)], out[sizeof(line) + 8];
+	size_t k = 0;
 	int n;
 
+	for (; *raw && k + 5 < sizeof(line); raw++) {
+		unsigned char c = (unsigned char)*raw;
+
+		if (c == '\n' || c == '\t' || c == '\r')
+			k += (size_t)snprintf(line + k, sizeof(line) - k, "\\%c",
+					      c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+		else if (c < 0x20 || c == 0x7f)
+			k += (size_t)snprintf(line + k, sizeof(line) - k, "\\x%02x", c);
+		else
+			line[k++] = (char)c;
+	}
+	line[k] = '\0';
 	if (is_backend) {
 		log_err("mdfio: %s\n", line);
 		return;
@@ -591,6 +606,34 @@ static int mdfio_job_phase(const struct thread_data *t)
 
 /* Engine options that contradict each other or t's other options (one
  * line in msg). */
+/* A control character in a name fio writes into its JSON output (fio 3.33
+ * and 3.41 write it unescaped): the run would complete, and its output not
+ * be JSON. */
+static int has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+static int control_refused(const struct thread_data *t, char *msg, size_t len)
+{
+	const struct mdfio_options *eo = t->eo;
+	const struct { const char *name, *value; } named[] = {
+		{ "directory", t->o.directory }, { "description", t->o.description },
+		{ "the job's name", t->o.name }, { "latency_log", eo->latency_log },
+		{ "hosts", eo->hosts }, { "run_info_file", eo->run_info_file },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (has_control(named[i].value))
+			return why(msg, len, "%s%s%s: holds a control character, which fio writes unescaped into its JSON output (it would not be JSON); use a name without one",
+				   named[i].name, i == 2 ? " " : "=", named[i].value);
+	return 0;
+}
+
 static int engine_option_refused(const struct thread_data *t, char *msg, size_t len)
 {
 	const struct mdfio_options *eo = t->eo;
@@ -606,6 +649,8 @@ static int engine_option_refused(const struct thread_data *t, char *msg, size_t 
 			   eo->datasets, steps ? "steps_per_set" : "precreate_per_set", per_set,
 			   (unsigned long long)t->o.bs[DDIR_WRITE]);
 
+	if (control_refused(t, msg, len))
+		return 1;
 	if (eo->stonewall_wear_out && !eo->stonewall_timer)
 		return why(msg, len, "stonewall_wear_out=1 needs stonewall_timer=<seconds> > 0: the wear-out starts when the timer stops the ranks (md-workbench -W with -w)");
 	/* md-workbench waits after each operation of its one process; with

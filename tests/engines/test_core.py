@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import edit_status, engine_path, expected, fio_env, job, namespace, old_status, run_fio
+import mdfio.fio
+from conftest import SANITIZER_REPORT, edit_status, engine_path, expected, fio_env, job, namespace, old_status, run_fio
 
 D, P, I = 3, 8, 3
 
@@ -559,3 +560,30 @@ def test_notices_go_to_stderr_never_into_the_json_on_stdout(tmpfs, tmp_path):
     assert doc["jobs"][0]["trim"]["clat_ns"]["N"] == 8
     assert "the status of" in proc.stderr and "cannot be trusted" in proc.stderr, proc.stderr
     assert os.listdir(tmpfs) == []
+
+
+ESCAPED = {"\t": "\\t", "\n": "\\n", "\x1b": "\\x1b"}
+
+
+@pytest.mark.parametrize("char", ESCAPED)
+@pytest.mark.parametrize("option", ["directory", "description"])
+def test_a_control_character_where_fio_writes_it_into_its_json_is_refused(tmpfs, tmp_path, option, char):
+    """fio writes a root or a description unescaped into its JSON, so a
+    run with a TAB, a newline or an escape there completed and its output
+    was not JSON: refused before anything is made, in one line that shows
+    the character escaped (a newline used to break the line in two)."""
+    root = tmpfs / f"r{char}x" if option == "directory" else tmpfs
+    root.mkdir(exist_ok=True)
+    value = str(root) if option == "directory" else f"d{char}x"
+    text = "\n".join(["[j]", f"ioengine=external:{engine_path()}", "directory=${MDFIO_T_ROOT}", "bs=3901",
+                      "datasets=1", "precreate_per_set=2", "phase=precreate"] +
+                     (["description=${MDFIO_T_DESC}"] if option == "description" else [])) + "\n"
+    # fio writes its JSON all the same, with the character unescaped
+    run = mdfio.fio.run(tmp_path / "job.fio", text, output_format="normal", timeout=120,
+                        env=fio_env({"MDFIO_T_ROOT": str(root), "MDFIO_T_DESC": value}))
+    assert not SANITIZER_REPORT.search(run.stderr), run.stderr
+    assert run.rc != 0
+    ours = [l for l in run.stderr.splitlines() if "control character" in l]
+    assert len(ours) == 1 and ours[0].startswith(f"mdfio: {option}={value.replace(char, ESCAPED[char])}: "), \
+        run.stderr
+    assert os.listdir(root) == []
