@@ -129,6 +129,18 @@ def test_the_generator_takes_r_from_the_environment_and_refuses_a_bad_one():
     assert proc.returncode == 2 and proc.stderr.startswith("mdfio-jobfile: MDW_R='x': expected"), proc.stderr
 
 
+def test_the_generator_writes_no_more_sections_than_one_fio_runs():
+    """fio 3.33 and 3.41 run at most 4088 jobs (REAL_MAX_JOBS in segments of
+    8, one left unused): -R writes up to that many sections and refuses
+    more in one line, at once (-R 10^9 used to take all memory)."""
+    assert generated("-R", "4086").count("\n[") == 4088   # sections after [global]
+    assert generated("-T", "-R", "510").count("\n[") == 8 * 510 + 2
+    for args, most in ((["-R", "4087"], 4086), (["-R", "1000000000"], 4086), (["-T", "-R", "511"], 510)):
+        proc = subprocess.run([sys.executable, str(GENERATOR), *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert f"more than the 4088 jobs one fio runs; at most {most} repeats" in proc.stderr, proc.stderr
+
+
 def test_the_adaptive_waiting_shape_runs_as_md_workbench_t(tmpfs, tmp_path):
     """-T: md-workbench's eight runs per repeat, each with its waiting factor
     and the repeat's number, run by fio: every run moves the FIFO on, and

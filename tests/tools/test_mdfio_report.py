@@ -374,6 +374,11 @@ def test_bad_inputs(runs, tmp_path, tmpfs):
         one_line_exit_2(report(tmp_path / name), str(tmp_path / name))
     one_line_exit_2(report(tmp_path), str(tmp_path))
     one_line_exit_2(report(tmp_path / "absent.json"), str(tmp_path / "absent.json"))
+    # a device is refused at its first NUL byte, not read until memory
+    # runs out; so is binary data after a good document
+    one_line_exit_2(report("/dev/zero"), "/dev/zero")
+    (tmp_path / "nul.json").write_bytes(good.encode() + b"\0" * 10)
+    one_line_exit_2(report(tmp_path / "nul.json"), str(tmp_path / "nul.json"))
     secret = tmp_path / "secret.json"
     secret.write_text(good)
     secret.chmod(0o600)

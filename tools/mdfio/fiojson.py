@@ -224,19 +224,46 @@ class DocumentStream:
                 self._doc -= cut
 
 
+# The most one input may hold: far beyond a run's JSON (json+ of 4088 jobs,
+# the most one fio runs, with every --status-interval report a client keeps)
+# and short of what a machine's memory takes in Python (/dev/zero, an
+# endless pipe would otherwise be read until memory runs out)
+MAX_INPUT = 4 << 30
+CHUNK = 1 << 24
+
+
+def read_bounded(f, name):
+    """The text of binary file f, read in chunks: NUL bytes (binary data:
+    a device, an image) and more than MAX_INPUT bytes are refused."""
+    chunks, size = [], 0
+    while True:
+        data = f.read(CHUNK)
+        if not data:
+            break
+        if b"\0" in data:
+            raise BadInput(f"{name}: holds NUL bytes: binary data, not fio's JSON output")
+        size += len(data)
+        if size > MAX_INPUT:
+            raise BadInput(f"{name}: more than {MAX_INPUT >> 30} GiB: not the JSON output of one fio run "
+                           "(a device, or an endless stream?)")
+        chunks.append(data)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
 def load(path):
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
     name = "<stdin>" if path == "-" else str(path)
     # bytes that are not UTF-8 (fio writes strings as they are) stand in
     # for a character each: a file of binary junk is not JSON, not a traceback
     if path == "-":
-        text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        text = read_bounded(sys.stdin.buffer, name)
     else:
         p = Path(path)
         if p.is_dir():
             raise BadInput(f"{name}: is a directory, expected fio's JSON output file")
         try:
-            text = p.read_text(encoding="utf-8", errors="replace")
+            with open(p, "rb") as f:
+                text = read_bounded(f, name)
         except OSError as e:
             raise BadInput(f"{name}: cannot read it: {e.strerror}") from None
     if not text.strip():

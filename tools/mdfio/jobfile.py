@@ -14,6 +14,10 @@ from .cli import ArgumentParser, positive_int
 # 0.0625 doubled up to 4
 ADAPTIVE_WAITING_FACTORS = ("0", "0.0625", "0.125", "0.25", "0.5", "1", "2", "4")
 DEFAULT_REPEATS = 3
+# The most jobs one fio runs, clones included: REAL_MAX_JOBS (4096) in
+# segments of JOBS_PER_SEG (8), of which fio fills one less than its
+# REAL_MAX_SEG (fio.h, init.c: add_thread_segment), in 3.33 and 3.41
+FIO_MAX_JOBS = 4088
 
 
 def global_section(text):
@@ -75,6 +79,13 @@ def main(argv=None):
             repeats = positive_int(env) if env else DEFAULT_REPEATS
         except Exception:
             ap.error(f"MDW_R={env!r}: expected a positive integer (the benchmark repeats)")
+    per_repeat = len(ADAPTIVE_WAITING_FACTORS) if args.adaptive_waiting else 1
+    sections = per_repeat * repeats + 2
+    if sections > FIO_MAX_JOBS:
+        most = (FIO_MAX_JOBS - 2) // per_repeat
+        ap.error(f"-R {repeats}{' -T' if args.adaptive_waiting else ''}: {sections} sections, more than the "
+                 f"{FIO_MAX_JOBS} jobs one fio runs; at most {most} repeats, fewer with numjobs > 1 (each "
+                 f"clone is a job): run more as separate fio runs")
     source = Path(args.source) if args.source else shipped_jobfile()
     if source is None:
         ap.error("--from: no shipped md-workbench.fio found beside this tool; name a jobfile")
