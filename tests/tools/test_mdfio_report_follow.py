@@ -311,6 +311,9 @@ def test_cut_and_malformed_streams(piped, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(docs[0] + json.dumps(doc) + "\n")
     assert "'N' is -1" in one_line_exit_2(report("--follow", "-", stdin=open(bad)))
+    # a device: refused at its first NUL byte, not read for ever
+    assert one_line_exit_2(report("--follow", "/dev/zero")) == \
+        "mdfio-report: /dev/zero: holds NUL bytes: binary data, not fio's JSON output"
     # empty, and no document
     assert "is empty" in one_line_exit_2(report("--follow", "-", input=""))
     proc = report("--follow", "-", input="fio: no such job\n")

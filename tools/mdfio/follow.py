@@ -303,6 +303,8 @@ def _follow(source, opts, block, live):
         if not data:
             break
         quiet_since = time.monotonic()
+        if b"\0" in data:
+            raise BadInput(f"{name}: holds NUL bytes: binary data, not fio's JSON output")
         docs = stream.feed(text.decode(data))
         live.said(stream.said(), sys.stderr)
         if docs:
