@@ -1,15 +1,18 @@
 """md-workbench's stonewall timer (stonewall_timer, -w) and wear-out
 (stonewall_wear_out, -W), through every engine and across fio processes.
 
-Where the timer stops a rank is made certain rather than timed: named pipes
-take the place of objects a rank reads at a chosen step, so that its opens
-or reads wait until the test writes them an object's worth of data, more
-than the timer after every blocked rank has reached them. A rank then stops
-at the first step boundary after its blocked units, on every machine."""
-import errno
+Where the timer stops a rank is made certain rather than timed: the objects
+a rank reads at a chosen step stay real objects, but their opens wait
+(fanotify permission events, FAN_OPEN_PERM) until the test allows them,
+more than the timer after every blocked rank has reached them. A rank then
+stops at the first step boundary after its blocked units, on every
+machine. (Named pipes did this once; the engines now refuse a pipe at an
+object's name without waiting on it.)"""
+import ctypes
 import json
 import os
 import re
+import select
 import subprocess
 import threading
 import time
@@ -38,55 +41,79 @@ def stopped_after(engine, step):
     return step + (depth(engine) + D - 1) // D
 
 
+def stops(engine, step):
+    """Where a rank blocked at step may stop: mdfio-uring's blocked open
+    holds the thread that submits it, so only the units of its batch
+    behind it are in flight (all of them in the first batch, as few as
+    none later, as fio refills the ring): from one step on to as many as
+    its depth allows. The others: exactly stopped_after."""
+    return range(step + 1 if engine == "uring" and step else stopped_after(engine, step),
+                 stopped_after(engine, step) + 1)
+
+
 def read_rank(r, d, n):
     return (r - (d + 1)) % n
 
 
-def block(root, ranks, blocked_at, fifos_per_rank):
-    """Replaces the objects the first units of step blocked_at[r] of rank r
-    read by named pipes; returns them."""
-    fifos = []
-    for r, step in blocked_at.items():
-        for k in range(step * D, step * D + fifos_per_rank):
-            path = Path(root) / f"{read_rank(r, k % D, ranks)}_{k % D}" / f"file-{k // D}"
-            path.unlink()
-            os.mkfifo(path)
-            fifos.append(path)
-    return fifos
+def block(root, ranks, blocked_at, per_rank):
+    """The objects the first per_rank units of step blocked_at[r] of rank
+    r read, each with the rank that reads it."""
+    return {Path(root) / f"{read_rank(r, k % D, ranks)}_{k % D}" / f"file-{k // D}": r
+            for r, step in blocked_at.items() for k in range(step * D, step * D + per_rank)}
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+FAN_CLOEXEC, FAN_CLASS_CONTENT, FAN_MARK_ADD, FAN_OPEN_PERM, FAN_ALLOW = 0x1, 0x4, 0x1, 0x10000, 0x1
+AT_FDCWD = -100
+EVENT = 24          # struct fanotify_event_metadata: len, vers, reserved, metadata_len, mask, fd, pid
 
 
 class Release(threading.Thread):
-    """Once every pipe has a reader, waits longer than the timer and then
-    writes each an object's worth of data: the blocked ranks go on past
-    stonewall_timer."""
+    """Holds every open of the given files (fanotify permission events):
+    once every rank has an opener waiting at one of them, waits longer than
+    the timer and then allows them all, so the blocked ranks go on past
+    stonewall_timer; later opens pass at once. (mdfio-uring's first open of
+    a batch holds the thread that submits it, so its other units of the
+    batch wait behind it rather than at their own files.)"""
 
-    def __init__(self, fifos):
+    def __init__(self, files, ranks):
         super().__init__(daemon=True)
-        self.fifos, self.error = fifos, None
+        self.files, self.ranks, self.error = files, ranks, None
+        self.fd = LIBC.fanotify_init(FAN_CLOEXEC | FAN_CLASS_CONTENT, os.O_RDONLY)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "fanotify_init")
+        for f in files:
+            if LIBC.fanotify_mark(self.fd, FAN_MARK_ADD, FAN_OPEN_PERM, AT_FDCWD, str(f).encode()):
+                raise OSError(ctypes.get_errno(), f"fanotify_mark {f}")
+
+    def allow(self, fd):
+        os.write(self.fd, fd.to_bytes(4, "little", signed=True) + FAN_ALLOW.to_bytes(4, "little"))
+        os.close(fd)
 
     def run(self):
-        fds, deadline = {}, time.monotonic() + 120
+        held, deadline = {}, time.monotonic() + 120
         try:
-            while len(fds) < len(self.fifos):
-                for f in self.fifos:
-                    if f in fds:
-                        continue
-                    try:
-                        fds[f] = os.open(f, os.O_WRONLY | os.O_NONBLOCK)
-                    except OSError as e:
-                        if e.errno != errno.ENXIO:
-                            raise
+            while len({self.files[f] for f in held.values()}) < self.ranks:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"no rank opened {[str(f) for f in self.fifos if f not in fds]}")
-                time.sleep(0.001)
+                    raise TimeoutError(f"not every rank opened one of {[str(f) for f in self.files]}")
+                if not select.select([self.fd], [], [], 1)[0]:
+                    continue
+                data = os.read(self.fd, 4096)
+                for at in range(0, len(data), EVENT):
+                    fd = int.from_bytes(data[at + 16:at + 20], "little", signed=True)
+                    name = Path(os.readlink(f"/proc/self/fd/{fd}"))
+                    if name in held.values() or name not in self.files:
+                        self.allow(fd)      # not a first open of a held file
+                    else:
+                        held[fd] = name
             time.sleep(TIMER + 0.1)
-            for fd in fds.values():
-                os.write(fd, b"x" * BS)     # below PIPE_BUF: one read takes it all
         except Exception as e:     # noqa: BLE001 (reported by the test)
             self.error = e
         finally:
-            for fd in fds.values():
-                os.close(fd)
+            for fd in held:
+                self.allow(fd)
+            os.close(self.fd)      # the marks go with it
 
 
 def opts(engine, **more):
@@ -125,7 +152,7 @@ def blocked_benchmark(tmpfs, tmp_path, engine, **extra):
     """A precreate, then a benchmark in which the ranks are blocked at
     BLOCKED_AT past the timer; returns the benchmark's FioRun."""
     run_fio(job(["precreate"], tmpfs, **opts(engine), engine=engine), tmp_path, check=True)
-    release = Release(block(tmpfs, N, BLOCKED_AT, depth(engine)))
+    release = Release(block(tmpfs, N, BLOCKED_AT, depth(engine)), len(BLOCKED_AT))
     release.start()
     run = run_fio(job(["benchmark"], tmpfs, **opts(engine, stonewall_timer=TIMER, **extra), engine=engine),
                   tmp_path, check=True)
@@ -142,7 +169,7 @@ def report(*paths, args=()):
 def test_timer_alone_stops_each_rank_at_its_step_and_a_cleanup_empties_the_namespace(tmpfs, tmp_path, engine):
     run = blocked_benchmark(tmpfs, tmp_path, engine)
     steps = rank_steps(run.jobs())
-    assert steps == {r: stopped_after(engine, b) for r, b in BLOCKED_AT.items()}
+    assert all(steps[r] in stops(engine, b) for r, b in BLOCKED_AT.items()) and len(steps) == N, steps
     assert run.mdfio_lines() == []
     # each rank moved by the steps it did (md-workbench: one fewer), and
     # every dataset holds a contiguous FIFO between its reader and writer
@@ -173,13 +200,16 @@ def test_timer_alone_stops_each_rank_at_its_step_and_a_cleanup_empties_the_names
         assert all(j[k]["drop_ios"] == 0 for k in ("read", "write", "trim")), j
     for j in more.jobs("cleanup-1"):
         assert j["trim"]["drop_ios"] == 0 and j["trim"]["short_ios"] == 0, j["trim"]
-    assert [x for x in more.mdfio_lines() if "differ (a benchmark stopped by stonewall_timer" not in x] == []
+    assert [x for x in more.mdfio_lines() if "differ (ranks ended a benchmark after different numbers of steps: a stonewall_timer" not in x] == []
     assert os.listdir(tmpfs) == []
 
 
 def test_wear_out_takes_every_rank_to_the_most_steps_of_any(tmpfs, tmp_path, engine):
     run = blocked_benchmark(tmpfs, tmp_path, engine, stonewall_wear_out=1)
-    most = max(stopped_after(engine, b) for b in BLOCKED_AT.values())
+    most = max(rank_steps(run.jobs()).values())
+    assert most in range(min(min(stops(engine, b)) for b in BLOCKED_AT.values()),
+                         max(stopped_after(engine, b) for b in BLOCKED_AT.values()) + 1), most
+    assert most >= max(min(stops(engine, b)) for b in BLOCKED_AT.values()), most
     assert rank_steps(run.jobs()) == {r: most for r in range(N)}
     assert run.mdfio_lines() == []
     assert positions(tmpfs) == {r: most for r in range(N)}
@@ -224,7 +254,7 @@ def test_wear_out_across_two_fio_processes(tmpfs, tmp_path):
         return [tmp_path / f"{phases[0]}{p}.json" for p in (0, 1)]
 
     both(["precreate"])
-    release = Release(block(tmpfs, n, blocked_at, 1))
+    release = Release(block(tmpfs, n, blocked_at, 1), len(blocked_at))
     release.start()
     outs = both(["benchmark"], stonewall_timer=TIMER, stonewall_wear_out=1)
     release.join()
