@@ -286,7 +286,10 @@ static unsigned int fenced_fio(const char *dir, uint32_t first, uint32_t k, unsi
 		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
 			_exit(2);
 		for (i = 1; i <= FENCE_ROUNDS; i++) {
-			if (mdfio_rankfile_barrier(&rf, "f", 5000, &b, NULL, NULL, msg, sizeof(msg)))
+			/* a timeout whose lock probes (each half of it, which
+			 * also read the header) come long after the fence on
+			 * a loaded machine */
+			if (mdfio_rankfile_barrier(&rf, "f", 60000, &b, NULL, NULL, msg, sizeof(msg)))
 				_exit(3);
 			if (b != (uint64_t)i)
 				_exit(5);
