@@ -287,7 +287,7 @@ static int init_job(struct thread_data *td)
 			mdfio_notice("rank %" PRIu32 ": %s was made by mdfio-null, so no file in its datasets is mdfio's: only the empty ones are removed",
 				     j->rank, j->root);
 		else if (j->recover == 2)
-			mdfio_notice("rank %" PRIu32 ": the ranks' FIFO positions in %s differ (a benchmark stopped by stonewall_timer without stonewall_wear_out); removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
+			mdfio_notice("rank %" PRIu32 ": the ranks' FIFO positions in %s differ (ranks ended a benchmark after different numbers of steps: a stonewall_timer without stonewall_wear_out, or a run that stopped part-way); removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
 				     j->rank, j->root, n, j->rec_lo, j->rec_hi - 1);
 		else
 			mdfio_notice("rank %" PRIu32 ": the status of %s cannot be trusted; removing the %" PRIu64 " objects found in its datasets with indices %" PRIu64 " to %" PRIu64,
