@@ -129,14 +129,13 @@ static void count_shared(void *arg)
 	__atomic_add_fetch((unsigned int *)arg, 1, __ATOMIC_SEQ_CST);
 }
 
-/* One "fio" of shared_lockstep: reserves ranks [first, first+k) of 2k and
- * forks a job for each, which claims through the reservation (sharing its
- * waiter) and passes ROUNDS barriers, each bringing a value, in lockstep
- * with the other fio's jobs. Barrier 2 waits for a slow rank of the second
- * fio, and every rank counts its calls to rf->waiting there. Returns how
- * many of its jobs failed. */
-static unsigned int shared_fio(const char *dir, uint32_t first, uint32_t k, unsigned int *done,
-			       unsigned int *waited)
+/* One "fio": reserves ranks [first, first+k) of 2k (its fio's fence, may
+ * be NULL) and forks a job for each, which claims through the reservation
+ * (sharing its waiter) and exits with job(rf, fd, arg)'s status, 0 when
+ * it kept every rule. Returns how many of its jobs failed. */
+static unsigned int one_fio(const char *dir, uint32_t first, uint32_t k,
+			    const struct mdfio_rankfile_fence *fence,
+			    int (*job)(struct mdfio_rankfile *rf, int fd, void *arg), void *arg)
 {
 	struct mdfio_rankfile res;
 	char msg[256];
@@ -147,40 +146,19 @@ static unsigned int shared_fio(const char *dir, uint32_t first, uint32_t k, unsi
 
 	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", msg, sizeof(msg)))
 		return k;
+	res.fence = fence;
 	for (r = first; r < first + k; r++) {
 		jobs[r - first] = fork();
 		if (jobs[r - first])
 			continue;
 		struct mdfio_rankfile rf;
-		uint64_t b, max, want;
-		uint32_t q;
-		int i, early = 0, wrong = 0;
+		int err;
 
 		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
 			_exit(2);
-		for (i = 1; i <= ROUNDS; i++) {
-			rf.waiting = i == 2 ? count_shared : NULL;
-			rf.waiting_arg = &waited[r];
-			max = UINT64_MAX;
-			if (mdfio_rankfile_barrier_max(&rf, "s", value_of(r, (unsigned int)i), &max, 5000, &b,
-						       NULL, NULL, msg, sizeof(msg)))
-				_exit(3);
-			if (b != (uint64_t)i)
-				_exit(5);
-			for (want = 0, q = 0; q < 2 * k; q++)
-				if (value_of(q, (unsigned int)i) > want)
-					want = value_of(q, (unsigned int)i);
-			wrong |= max != want;
-			if (__atomic_load_n(&done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? 2 * k : 0))
-				early = 1;
-			if (r == (uint32_t)i % (2 * k))
-				usleep(1000);	/* one slow rank per phase */
-			if (i == 1 && r == 2 * k - 1)
-				usleep(300000);	/* long enough for every rank to be asked */
-			__atomic_add_fetch(&done[i], 1, __ATOMIC_SEQ_CST);
-		}
+		err = job(&rf, fd, arg);
 		mdfio_rankfile_release(&rf, fd, NULL, NULL);
-		_exit(early ? 4 : wrong ? 6 : 0);
+		_exit(err);
 	}
 	/* its own jobs: the other fio may be this one's child */
 	for (r = 0; r < k; r++)
@@ -189,6 +167,46 @@ static unsigned int shared_fio(const char *dir, uint32_t first, uint32_t k, unsi
 	mdfio_rankfile_unreserve(&res, fd, first, k, NULL, NULL);
 	close(fd);
 	return bad;
+}
+
+struct shared_counts {
+	unsigned int *done, *waited;
+};
+
+/* A job of shared_lockstep: ROUNDS barriers, each bringing a value, in
+ * lockstep with the other fio's jobs. Barrier 2 waits for a slow rank of
+ * the second fio, and every rank counts its calls to rf->waiting there. */
+static int shared_job(struct mdfio_rankfile *rf, int fd, void *arg)
+{
+	const struct shared_counts *c = arg;
+	uint32_t r = rf->rank, n = rf->total, q;
+	uint64_t b, max, want;
+	char msg[256];
+	int i, early = 0, wrong = 0;
+
+	(void)fd;
+	for (i = 1; i <= ROUNDS; i++) {
+		rf->waiting = i == 2 ? count_shared : NULL;
+		rf->waiting_arg = &c->waited[r];
+		max = UINT64_MAX;
+		if (mdfio_rankfile_barrier_max(rf, "s", value_of(r, (unsigned int)i), &max, 5000, &b,
+					       NULL, NULL, msg, sizeof(msg)))
+			return 3;
+		if (b != (uint64_t)i)
+			return 5;
+		for (want = 0, q = 0; q < n; q++)
+			if (value_of(q, (unsigned int)i) > want)
+				want = value_of(q, (unsigned int)i);
+		wrong |= max != want;
+		if (__atomic_load_n(&c->done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? n : 0))
+			early = 1;
+		if (r == (uint32_t)i % n)
+			usleep(1000);	/* one slow rank per phase */
+		if (i == 1 && r == n - 1)
+			usleep(300000);	/* long enough for every rank to be asked */
+		__atomic_add_fetch(&c->done[i], 1, __ATOMIC_SEQ_CST);
+	}
+	return early ? 4 : wrong ? 6 : 0;
 }
 
 /* Two fio processes of k ranks each: the ranks of one fio share one poller
@@ -202,11 +220,12 @@ static void shared_lockstep(const char *dir, uint32_t k)
 	unsigned int *waited = done + ROUNDS + 1, bad, asked = 0;
 	uint32_t r;
 	int status = -1;
+	struct shared_counts counts = { done, waited };
 	pid_t other = fork();
 
 	if (!other)
-		_exit((int)shared_fio(dir, k, k, done, waited));
-	bad = shared_fio(dir, 0, k, done, waited);
+		_exit((int)one_fio(dir, k, k, NULL, shared_job, &counts));
+	bad = one_fio(dir, 0, k, NULL, shared_job, &counts);
 	waitpid(other, &status, 0);
 	CHECK(!bad && WIFEXITED(status) && !WEXITSTATUS(status),
 	      "%u jobs of the first fio failed the lockstep, the second fio: status %d", bad, status);
@@ -257,59 +276,35 @@ static int fake_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wak
 
 static const struct mdfio_rankfile_fence fake_fence = { fake_enter, NULL };
 
-/* One fio of fenced_lockstep: k ranks through one reservation with the
- * fake fence, FENCE_ROUNDS barriers; a job exits 4 if it passed a barrier
- * before the other fio's ranks arrived, and says when it passed one before
- * its fence completed (in launcher->unfenced). */
-static unsigned int fenced_fio(const char *dir, uint32_t first, uint32_t k, unsigned int *done)
+/* A job of fenced_lockstep: FENCE_ROUNDS barriers; it exits 4 if it passed
+ * a barrier before the other fio's ranks arrived, and says when it passed
+ * one before its fence completed (in launcher->unfenced). */
+static int fenced_job(struct mdfio_rankfile *rf, int fd, void *arg)
 {
-	struct mdfio_rankfile res;
-	struct mdfio_rankfile_fence fence = fake_fence;
+	const unsigned int *done = arg;
+	uint32_t r = rf->rank, n = rf->total;
+	uint64_t b;
 	char msg[256];
-	uint32_t r;
-	int fd = dirfd_of(dir), status;
-	unsigned int bad = 0;
-	pid_t jobs[8];
+	int i, early = 0;
 
-	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", msg, sizeof(msg)))
-		return k;
-	fence.arg = launcher;
-	res.fence = &fence;
-	for (r = first; r < first + k; r++) {
-		jobs[r - first] = fork();
-		if (jobs[r - first])
-			continue;
-		struct mdfio_rankfile rf;
-		uint64_t b;
-		int i, early = 0;
-
-		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
-			_exit(2);
-		for (i = 1; i <= FENCE_ROUNDS; i++) {
-			/* a timeout whose lock probes (each half of it, which
-			 * also read the header) come long after the fence on
-			 * a loaded machine */
-			if (mdfio_rankfile_barrier(&rf, "f", 60000, &b, NULL, NULL, msg, sizeof(msg)))
-				_exit(3);
-			if (b != (uint64_t)i)
-				_exit(5);
-			if (__atomic_load_n(&done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? 2 * k : 0))
-				early = 1;
-			if (!__atomic_load_n(&launcher->completed[i], __ATOMIC_SEQ_CST))
-				launcher->unfenced[i][first > 0] = 1;
-			if (r == (uint32_t)i % (2 * k))
-				usleep(20000);	/* one slow rank per phase */
-			__atomic_add_fetch(&done[i], 1, __ATOMIC_SEQ_CST);
-		}
-		mdfio_rankfile_release(&rf, fd, NULL, NULL);
-		_exit(early ? 4 : 0);
+	(void)fd;
+	for (i = 1; i <= FENCE_ROUNDS; i++) {
+		/* a timeout whose lock probes (each half of it, which also
+		 * read the header) come long after the fence on a loaded
+		 * machine */
+		if (mdfio_rankfile_barrier(rf, "f", 60000, &b, NULL, NULL, msg, sizeof(msg)))
+			return 3;
+		if (b != (uint64_t)i)
+			return 5;
+		if (__atomic_load_n(&done[i - 1], __ATOMIC_SEQ_CST) != (i > 1 ? n : 0))
+			early = 1;
+		if (!__atomic_load_n(&launcher->completed[i], __ATOMIC_SEQ_CST))
+			launcher->unfenced[i][r >= n / 2] = 1;
+		if (r == (uint32_t)i % n)
+			usleep(20000);	/* one slow rank per phase */
+		__atomic_add_fetch((unsigned int *)&done[i], 1, __ATOMIC_SEQ_CST);
 	}
-	for (r = 0; r < k; r++)
-		if (waitpid(jobs[r], &status, 0) != jobs[r] || !WIFEXITED(status) || WEXITSTATUS(status))
-			bad++;
-	mdfio_rankfile_unreserve(&res, fd, first, k, NULL, NULL);
-	close(fd);
-	return bad;
+	return early ? 4 : 0;
 }
 
 /* Two fios of k ranks each with a launcher's fence: every rank passes every
@@ -323,6 +318,7 @@ static void fenced_lockstep(const char *dir, uint32_t k, int mode)
 {
 	size_t len = sizeof(unsigned int) * (FENCE_ROUNDS + 1);
 	unsigned int *done = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct mdfio_rankfile_fence fence = fake_fence;
 	unsigned int bad, r;
 	int status = -1;
 	pid_t other;
@@ -330,10 +326,11 @@ static void fenced_lockstep(const char *dir, uint32_t k, int mode)
 	launcher = mmap(NULL, sizeof(*launcher), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	memset(launcher, 0, sizeof(*launcher));
 	launcher->mode = mode;
+	fence.arg = launcher;
 	other = fork();
 	if (!other)
-		_exit((int)fenced_fio(dir, k, k, done));
-	bad = fenced_fio(dir, 0, k, done);
+		_exit((int)one_fio(dir, k, k, &fence, fenced_job, done));
+	bad = one_fio(dir, 0, k, &fence, fenced_job, done);
 	waitpid(other, &status, 0);
 	CHECK(!bad && WIFEXITED(status) && !WEXITSTATUS(status),
 	      "fence mode %d, %u ranks a fio: %u jobs of the first fio failed the lockstep, the second fio: status %d",
