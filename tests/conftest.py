@@ -1,5 +1,6 @@
 """Shared fixtures: real fio, the engines of the build under test, and real
 file systems (tmpfs, loop devices) made and removed per test."""
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -191,19 +192,30 @@ def old_status(text, version):
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture
-def tmpfs():
-    """A fresh tmpfs of its own, so tests never see each other's files."""
+@contextlib.contextmanager
+def mounted_tmpfs(options="size=512m", prefix="mdfio-tmpfs-"):
+    """A tmpfs with mount options mounted on a fresh directory, unmounted
+    and removed on every way out; the test is skipped where none can be
+    mounted."""
     need_root("mounts a tmpfs")
-    d = Path(tempfile.mkdtemp(prefix="mdfio-tmpfs-"))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(d)],
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)],
                           capture_output=True, text=True)
     if proc.returncode:
         d.rmdir()
         pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
-    yield d
-    subprocess.run(["umount", "-l", str(d)], check=False)
-    shutil.rmtree(d, ignore_errors=True)
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def tmpfs():
+    """A fresh tmpfs of its own, so tests never see each other's files."""
+    with mounted_tmpfs() as d:
+        yield d
 
 
 @pytest.fixture

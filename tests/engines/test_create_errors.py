@@ -3,16 +3,13 @@ default the first one ends the run, as md-workbench's does; with
 ignore_precreate_errors=1 it is counted and the run goes on. The errors
 come from real file systems: a tmpfs with too few inodes (ENOSPC), and an
 object name that is taken (EEXIST, as O_EXCL refuses it)."""
+import contextlib
 import errno
 import os
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from conftest import job, need_root, run_fio
+from conftest import job, mounted_tmpfs, run_fio
 
 STOPS = "the run stops here (ignore_precreate_errors=1 counts such errors and goes on)"
 
@@ -21,22 +18,8 @@ STOPS = "the run stops here (ignore_precreate_errors=1 counts such errors and go
 def few_inodes():
     """mount(n) -> a fresh tmpfs of its own that holds n inodes, its root
     one of them."""
-    need_root("mounts a tmpfs")
-    mounts = []
-
-    def mount(n):
-        d = Path(tempfile.mkdtemp(prefix="mdfio-inodes-"))
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=64m,nr_inodes={n}", "tmpfs", str(d)],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            d.rmdir()
-            pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
-        mounts.append(d)
-        return d
-    yield mount
-    for d in mounts:
-        subprocess.run(["umount", "-l", str(d)], check=False)
-        shutil.rmtree(d, ignore_errors=True)
+    with contextlib.ExitStack() as mounts:
+        yield lambda n: mounts.enter_context(mounted_tmpfs(f"size=64m,nr_inodes={n}", "mdfio-inodes-"))
 
 
 def jobs_of(run, phase):
@@ -204,14 +187,7 @@ def test_a_status_update_without_room_leaves_the_status_whole(tmp_path, engine):
     refused it), and the phase fails in one line before it touches a
     thing. A cleanup, which makes room, goes on and records its end once
     its deletes have."""
-    need_root("mounts a tmpfs")
-    root = Path(tempfile.mkdtemp(prefix="mdfio-full-"))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(root)],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        root.rmdir()
-        pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
-    try:
+    with mounted_tmpfs("size=1m", "mdfio-full-") as root:
         opts = dict(numjobs=2, datasets=2, precreate_per_set=8, steps_per_set=3, bs=100)
         run_fio(job(["precreate"], root, engine=engine, **opts), tmp_path, check=True)
         status = (root / "mdfio.status").read_bytes()
@@ -229,6 +205,3 @@ def test_a_status_update_without_room_leaves_the_status_whole(tmp_path, engine):
         # system removes the namespace
         run = run_fio(job(["cleanup"], root, engine=engine, **opts), tmp_path, check=True)
         assert sorted(os.listdir(root)) == ["filler"], run.stderr
-    finally:
-        subprocess.run(["umount", "-l", str(root)], check=False)
-        shutil.rmtree(root, ignore_errors=True)
