@@ -549,14 +549,17 @@ static int open_tmp(int dirfd, char *tmp, size_t len)
 /* Writes st into the new file fd as the status of the root dirfd, naming
  * the file's own inode, and makes it durable before it is given the
  * status's name. 0 or an errno value; fd is closed. */
-static int write_new(int dirfd, int fd, struct mdfio_status *st)
+static int fill_tmp(int dirfd, int fd, struct mdfio_status *st)
 {
 	struct stat root, self;
 	char *text;
 	int err;
 
-	if (fstat(dirfd, &root) || fstat(fd, &self))
-		return errno;
+	if (fstat(dirfd, &root) || fstat(fd, &self)) {
+		err = errno;
+		close(fd);
+		return err;
+	}
 	st->root_ino = (uint64_t)root.st_ino;
 	st->file_ino = (uint64_t)self.st_ino;
 	text = mdfio_status_format(st);
@@ -566,55 +569,8 @@ static int write_new(int dirfd, int fd, struct mdfio_status *st)
 	 * file after a crash */
 	if (!err && fsync(fd))
 		err = errno;
-	return err;
-}
-
-static int fill_tmp(int dirfd, int fd, struct mdfio_status *st)
-{
-	int err = write_new(dirfd, fd, st);
-
 	if (close(fd) && !err)
 		err = errno;
-	return err;
-}
-
-/* The update through a file without a name (O_TMPFILE) until it is whole:
- * a rank killed while it writes leaves nothing behind; the name it gets
- * for the rename lasts two system calls. 0, an errno value, or -1 where
- * the file system has no O_TMPFILE (the named temporary file then). */
-static int write_unnamed(int dirfd, struct mdfio_status *st)
-{
-	char tmp[160], self[64];
-	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644), err;
-
-	if (fd < 0)
-		return errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ? -1 : errno;
-	err = write_new(dirfd, fd, st);
-	/* linkat of the descriptor itself (AT_EMPTY_PATH) needs a
-	 * capability; its /proc link does not */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	if (!err) {
-		char host[65] = "";
-		unsigned int k;
-
-		err = EBUSY;
-		gethostname(host, sizeof(host) - 1);
-		for (k = 0; k < 100 && err == EBUSY; k++) {
-			snprintf(tmp, sizeof(tmp), "%s.%s.%ld.%u.tmp", MDFIO_STATUS_NAME, host,
-				 (long)syscall(SYS_gettid), k);
-			if (!linkat(AT_FDCWD, self, dirfd, tmp, AT_SYMLINK_FOLLOW))
-				err = 0;
-			else if (errno != EEXIST)
-				err = errno;
-		}
-	}
-	close(fd);
-	if (err)
-		return err == ENOENT ? -1 : err;	/* no /proc */
-	if (renameat(dirfd, tmp, dirfd, MDFIO_STATUS_NAME)) {
-		err = errno;
-		unlinkat(dirfd, tmp, 0);
-	}
 	return err;
 }
 
@@ -768,9 +724,6 @@ int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st)
 	/* only the holder of the exclusive lock replaces the status */
 	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
 		return EBADF;
-	err = write_unnamed(dirfd, st);
-	if (err >= 0)
-		return err;
 	tfd = open_tmp(dirfd, tmp, sizeof(tmp));
 	if (tfd < 0)
 		return errno;
