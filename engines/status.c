@@ -622,8 +622,19 @@ again:
 		mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
 		return err;
 	}
-	/* replaced by something else between the look and the open */
-	if (fstat(*fd, &sb) || !S_ISREG(sb.st_mode)) {
+	/* Replaced between the look and the open: a shared file system's
+	 * client may then fail the fstat of what it opened with ESTALE, as
+	 * GlusterFS's does when another client has just renamed an update
+	 * over the status (tests/engines/test_gluster.py) */
+	if (fstat(*fd, &sb)) {
+		err = errno;
+		close(*fd);
+		if (err == ESTALE || err == ENOENT)
+			goto again;
+		mdfio_reason(msg, msglen, "cannot look at it: %s", strerror(err));
+		return err;
+	}
+	if (!S_ISREG(sb.st_mode)) {
 		close(*fd);
 		goto not_regular;
 	}
@@ -635,6 +646,8 @@ again:
 		if (errno != EINTR) {
 			err = errno;
 			close(*fd);
+			if (err == ESTALE || err == ENOENT)
+				goto again;	/* replaced while waiting */
 			mdfio_reason(msg, msglen, "cannot lock it: %s", strerror(err));
 			return err;
 		}

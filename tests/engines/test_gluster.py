@@ -20,6 +20,7 @@ import os
 import struct
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -152,6 +153,23 @@ def test_coherent_mounts_read_what_another_mount_wrote(volume, tmp_path):
     assert sorted(os.listdir(b)) == ["f", "h"]
     with pytest.raises(FileExistsError):
         os.open(b / "h", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+
+
+def test_status_replaced_by_two_mounts_at_once(volume, tmp_path):
+    """Two clients replace the status in turn under its lock, as the ranks
+    of a phase do across hosts: every lock finds the file the other has
+    just renamed over the one it opened (where GlusterFS's client fails an
+    fstat of the old one with ESTALE) and not a single lock fails."""
+    helper = Path(os.environ.get("MDFIO_TEST_LIB_DIR", engine_path().parent.parent / "tests")) / "test_status"
+    a = volume.control / "replaced"
+    a.mkdir()
+    b = volume.mount(tmp_path / "b", MOUNT) / "replaced"
+    procs = [subprocess.Popen([helper, "replace", d, "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for d in (a, b) * 3]
+    results = [p.communicate(timeout=TIMEOUT) + (p.returncode,) for p in procs]
+    for out, err, rc in results:
+        assert rc == 0 and not SANITIZER_REPORT.search(err), err
+    assert all(int(out) > 0 for out, _, _ in results), results
 
 
 # --- runs over hosts ------------------------------------------------------

@@ -1,5 +1,6 @@
 /* The status file of engines/status.c: its text form, and the decision each
  * rank takes on entering a phase. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,11 +10,28 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "status.h"
 #include "check.h"
 
+
+/* The next stale_fstats fstat() calls fail with ESTALE, as a shared file
+ * system's client fails one on a file another client has just replaced
+ * (GlusterFS's, tests/engines/test_gluster.py). The executable's fstat is
+ * the one status.c, linked in statically, calls. */
+static int stale_fstats;
+
+int fstat(int fd, struct stat *sb)
+{
+	if (stale_fstats > 0) {
+		stale_fstats--;
+		errno = ESTALE;
+		return -1;
+	}
+	return fstatat(fd, "", sb, AT_EMPTY_PATH);
+}
 
 static struct mdfio_status make(uint32_t ranks, enum mdfio_rank_state s,
 				uint64_t pos, const char *run)
@@ -248,6 +266,12 @@ static void test_file(void)
 	CHECK(!mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "reread");
 	mdfio_status_unlock(fd);
 	mdfio_status_free(&back);
+	/* the file opened was replaced before it could be looked at: the
+	 * lock looks again and finds the status the name now holds */
+	stale_fstats = 2;
+	CHECK(!mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)), "lock after ESTALE: %s", msg);
+	CHECK(!stale_fstats, "both stale looks taken");
+	mdfio_status_unlock(fd);
 	CHECK(!mdfio_status_lock(dfd, 1, &fd, msg, sizeof(msg)), "shared lock: %s", msg);
 	CHECK(!mdfio_status_read(dfd, fd, &back, msg, sizeof(msg)) && back.rank[1].pos == 1234567, "shared read");
 	CHECK(mdfio_status_write(dfd, fd, &back) != 0, "a shared lock writes");
@@ -527,8 +551,53 @@ static void test_update_fails_at_any_byte(void)
 	mdfio_status_free(&st);
 }
 
-int main(void)
+/* test_status replace DIR SECONDS: replace the status in DIR (made if
+ * missing) under its lock for SECONDS, as the ranks of a phase do; run from
+ * clients of a shared file system at once (tests/engines/test_gluster.py),
+ * every lock must find the status another client has just replaced. */
+static int replace(const char *dir, double seconds)
 {
+	struct mdfio_status st = make(2, MDFIO_RS_READY, 7, "r"), back;
+	struct timespec start, now;
+	unsigned long n = 0;
+	char msg[256];
+	int dfd, fd, err;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0 || ((err = mdfio_status_create(dfd, &st)) && err != EEXIST)) {
+		fprintf(stderr, "%s: cannot make the status: %s\n", dir, strerror(dfd < 0 ? errno : err));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		if ((err = mdfio_status_lock(dfd, 0, &fd, msg, sizeof(msg)))) {
+			fprintf(stderr, "lock %lu: %s (%s)\n", n, msg, strerror(err));
+			return 1;
+		}
+		if (mdfio_status_read(dfd, fd, &back, msg, sizeof(msg))) {
+			fprintf(stderr, "read %lu: %s\n", n, msg);
+			return 1;
+		}
+		back.rank[1].pos++;
+		if ((err = mdfio_status_write(dfd, fd, &back))) {
+			fprintf(stderr, "write %lu: %s\n", n, strerror(err));
+			return 1;
+		}
+		mdfio_status_free(&back);
+		mdfio_status_unlock(fd);
+		n++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	mdfio_status_free(&st);
+	close(dfd);
+	printf("%lu\n", n);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "replace"))
+		return replace(argv[2], atof(argv[3]));
 	test_checksum();
 	test_identity();
 	test_update_fails_at_any_byte();
