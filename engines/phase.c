@@ -456,7 +456,6 @@ static int leave_once(struct mdfio_job *j, int complete, int wait)
 		mdfio_error("%s: %s", j->status_path, msg);
 		j->late_error = 1;
 		mdfio_status_unlock(fd);
-		j->late_error = 1;
 		return 0;
 	}
 	if (st.version < 4)
@@ -486,6 +485,11 @@ static int leave_once(struct mdfio_job *j, int complete, int wait)
 		cleaned += st.rank[r].state == MDFIO_RS_CLEANED &&
 			   !strcmp(st.rank[r].run, j->run);
 	if (cleaned == st.ranks) {
+		unsigned int stay = mdfio_status_remove_leftovers(j->root_fd, msg, sizeof(msg));
+
+		if (stay)
+			mdfio_notice("%s/%s%s looks like a status update left by a killed rank, but nothing proves it mdfio's: it stays",
+				     j->root, msg, stay > 1 ? " (and more)" : "");
 		err = unlinkat(j->root_fd, MDFIO_STATUS_NAME, 0) ? errno : 0;
 		/* the last fio out of the rank file, which need not be this
 		 * one, removes the root after it (mdfio_job_ended) */

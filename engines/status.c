@@ -5,6 +5,7 @@
 #include "world.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -754,6 +755,82 @@ int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st)
 void mdfio_status_unlock(int fd)
 {
 	close(fd);	/* releases the lock: the last descriptor of its open file */
+}
+
+/* Whether name in dirfd is an update's temporary file that mdfio wrote for
+ * the root whose inode is root_ino: its first two lines, which the first
+ * write puts there, name that root and the file itself. */
+static int leftover_is_ours(int dirfd, const char *name, uint64_t root_ino)
+{
+	char text[160], *end;
+	struct stat sb, now;
+	unsigned long long root, self;
+	int fd, version, n, ours = 0;
+	ssize_t got;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
+		got = pread(fd, text, sizeof(text) - 1, 0);
+		if (got > 0) {
+			text[got] = '\0';
+			end = strchr(text, '\n');
+			end = end ? strchr(end + 1, '\n') : NULL;
+			n = 0;
+			ours = end && sscanf(text, "mdfio-status %d\nidentity root-inode %llu file-inode %llu%n",
+					     &version, &root, &self, &n) == 3 &&
+			       text + n == end && version == MDFIO_STATUS_VERSION &&
+			       root == root_ino && self == (unsigned long long)sb.st_ino;
+		}
+	}
+	close(fd);
+	/* still the file read, under that name */
+	return ours && !fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) &&
+	       now.st_ino == sb.st_ino && now.st_dev == sb.st_dev;
+}
+
+unsigned int mdfio_status_remove_leftovers(int dirfd, char *kept, size_t keptlen)
+{
+	const size_t plen = strlen(MDFIO_STATUS_NAME ".");
+	struct stat root;
+	struct dirent *e;
+	unsigned int stay = 0, removed, passes = 0;
+	size_t len;
+	DIR *d;
+	int fd;
+
+	if (keptlen)
+		kept[0] = '\0';
+	if (fstat(dirfd, &root))
+		return 0;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	/* a name removed while the directory is read may hide another from
+	 * the same pass (tmpfs): read it again until a pass removes none */
+	do {
+		removed = stay = 0;
+		rewinddir(d);
+		while ((e = readdir(d))) {
+			len = strlen(e->d_name);
+			if (len <= plen + 4 || strncmp(e->d_name, MDFIO_STATUS_NAME ".", plen) ||
+			    strcmp(e->d_name + len - 4, ".tmp"))
+				continue;
+			if (leftover_is_ours(dirfd, e->d_name, (uint64_t)root.st_ino) &&
+			    !unlinkat(dirfd, e->d_name, 0)) {
+				removed++;
+				continue;
+			}
+			if (!stay++ && keptlen)
+				snprintf(kept, keptlen, "%s", e->d_name);
+		}
+	} while (removed && ++passes < 100);
+	closedir(d);
+	return stay;
 }
 
 int mdfio_run_info_parse(const char *text, uint64_t *pos)

@@ -132,6 +132,14 @@ int mdfio_status_read(int dirfd, int fd, struct mdfio_status *st, char *msg,
 int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st);
 void mdfio_status_unlock(int fd);
 
+/* Removes the temporary files of updates that killed ranks left beside the
+ * status in dirfd: only those that prove to be mdfio's, a regular file of
+ * one link whose text begins as a status of this root naming the file's
+ * own inode (a copy, a planted or an empty file does not). Called under
+ * the status's exclusive lock, when a cleanup removes the status. Returns
+ * how many such names stay, the first in kept. */
+unsigned int mdfio_status_remove_leftovers(int dirfd, char *kept, size_t keptlen);
+
 /* md-workbench's run-info file (--run-info-file): "pos: <n>\n", the FIFO
  * position its next benchmark or cleanup starts from. parse takes exactly
  * what md-workbench writes (the final newline may be missing); format

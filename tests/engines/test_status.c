@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,6 +552,73 @@ static void test_update_fails_at_any_byte(void)
 	mdfio_status_free(&st);
 }
 
+/* Writes name in dfd as an update's temporary file would begin: version,
+ * root inode and the file's inode (self_delta added: a copy names another
+ * file), then rest. 0 or -1. */
+static int leftover(int dfd, const char *name, int version, uint64_t root_ino, long self_delta,
+		    const char *rest)
+{
+	struct stat sb;
+	char text[256];
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644), n;
+
+	if (fd < 0 || fstat(fd, &sb))
+		return -1;
+	n = snprintf(text, sizeof(text), "mdfio-status %d\nidentity root-inode %" PRIu64 " file-inode %" PRIu64 "\n%s",
+		     version, root_ino, (uint64_t)sb.st_ino + (uint64_t)self_delta, rest);
+	n = write(fd, text, (size_t)n) == n ? 0 : -1;
+	close(fd);
+	return n;
+}
+
+static void test_leftovers(void)
+{
+	char dir[] = "/tmp/mdfio-status-XXXXXX", kept[256], path[300];
+	struct mdfio_status st = make(2, MDFIO_RS_READY, 7, "r");
+	struct stat root, sb;
+	int dfd, fd;
+
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	fstat(dfd, &root);
+	CHECK(!mdfio_status_create(dfd, &st), "create");
+	/* mdfio's: cut after its identity (killed mid-write), or whole */
+	CHECK(!leftover(dfd, "mdfio.status.h.1.0.tmp", 4, root.st_ino, 0, ""), "cut");
+	CHECK(!leftover(dfd, "mdfio.status.h.2.0.tmp", 4, root.st_ino, 0, "ranks 2\ndatasets 3\n"), "whole");
+	/* not provably: a copy (another file's inode), another root's, an
+	 * older version, empty, hard-linked, a symlink, a FIFO, another name */
+	CHECK(!leftover(dfd, "mdfio.status.h.3.0.tmp", 4, root.st_ino, 1, ""), "copy");
+	CHECK(!leftover(dfd, "mdfio.status.h.4.0.tmp", 4, root.st_ino + 1, 0, ""), "other root");
+	CHECK(!leftover(dfd, "mdfio.status.h.5.0.tmp", 3, root.st_ino, 0, ""), "version 3");
+	fd = openat(dfd, "mdfio.status.h.6.0.tmp", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	close(fd);
+	CHECK(!leftover(dfd, "mdfio.status.h.7.0.tmp", 4, root.st_ino, 0, ""), "linked");
+	CHECK(!linkat(dfd, "mdfio.status.h.7.0.tmp", dfd, "user-link", 0), "link");
+	CHECK(!leftover(dfd, "victim", 4, root.st_ino, 0, ""), "victim");
+	CHECK(!symlinkat("victim", dfd, "mdfio.status.h.8.0.tmp"), "symlink");
+	CHECK(!mkfifoat(dfd, "mdfio.status.h.9.0.tmp", 0644), "fifo");
+	CHECK(!leftover(dfd, "mdfio.status.h.10.0.bak", 4, root.st_ino, 0, ""), "other name");
+	CHECK(mdfio_status_remove_leftovers(dfd, kept, sizeof(kept)) == 7 &&
+	      !strncmp(kept, "mdfio.status.h.", 15), "kept %s", kept);
+	CHECK(fstatat(dfd, "mdfio.status.h.1.0.tmp", &sb, 0) && errno == ENOENT, "cut one removed");
+	CHECK(fstatat(dfd, "mdfio.status.h.2.0.tmp", &sb, 0) && errno == ENOENT, "whole one removed");
+	CHECK(!fstatat(dfd, MDFIO_STATUS_NAME, &sb, 0), "the status itself stays");
+	for (int i = 3; i <= 9; i++) {
+		snprintf(path, sizeof(path), "mdfio.status.h.%d.0.tmp", i);
+		CHECK(!fstatat(dfd, path, &sb, AT_SYMLINK_NOFOLLOW), "%s stays", path);
+		unlinkat(dfd, path, 0);
+	}
+	CHECK(!fstatat(dfd, "victim", &sb, 0) && sb.st_size > 0, "the victim stays");
+	unlinkat(dfd, "victim", 0);
+	unlinkat(dfd, "user-link", 0);
+	unlinkat(dfd, "mdfio.status.h.10.0.bak", 0);
+	unlinkat(dfd, MDFIO_STATUS_NAME, 0);
+	CHECK(mdfio_status_remove_leftovers(dfd, kept, sizeof(kept)) == 0 && !kept[0], "none left");
+	mdfio_status_free(&st);
+	close(dfd);
+	CHECK(!rmdir(dir), "rmdir");
+}
+
 /* test_status replace DIR SECONDS: replace the status in DIR (made if
  * missing) under its lock for SECONDS, as the ranks of a phase do; run from
  * clients of a shared file system at once (tests/engines/test_gluster.py),
@@ -607,5 +675,6 @@ int main(int argc, char **argv)
 	test_steps();
 	test_enter();
 	test_file();
+	test_leftovers();
 	return check_result();
 }
