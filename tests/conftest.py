@@ -9,9 +9,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +181,15 @@ def edit_status(root, change):
     return path.read_text()
 
 
+def bind_status(root):
+    """Binds root's mdfio.status, copied from another root, to root and to
+    its own file, as mdfio would have written it there."""
+    ino = os.stat(Path(root) / "mdfio.status").st_ino
+    return edit_status(root, lambda t: re.sub(r"^identity root-inode \d+ file-inode \d+$",
+                                              f"identity root-inode {os.stat(root).st_ino} file-inode {ino}", t,
+                                              count=1, flags=re.M))
+
+
 def old_status(text, version):
     """text (an mdfio-status 4) as an older mdfio wrote it: version 1 (no
     steps), 2, or 3 (a root mdfio created); no identity, no checksum."""
@@ -335,3 +346,29 @@ def slurm(slurm_cluster):
     assert not dead, "\n".join(f"{name} exited:\n{slurm_cluster.log(name)[-3000:]}" for name in dead)
     yield slurm_cluster
     slurm_cluster.cancel_all()
+
+
+def parent_of(pid):
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def kill_fio_when(jobtext, tmp_path, ready):
+    """Starts fio on jobtext and kills it and its job processes with
+    SIGKILL once ready() holds (within 60 s)."""
+    jobfile = tmp_path / "killed.fio"
+    jobfile.write_text(jobtext)
+    proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not ready():
+        time.sleep(0.05)
+    # fio puts each job process in a group of its own: kill them by parent
+    kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == proc.pid]
+    for pid in [proc.pid, *kids]:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.2)

@@ -4,15 +4,14 @@ import errno
 import json
 import os
 import re
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, edit_status, engine_path, expected, fio_env, job, namespace, old_status, run_fio
+from conftest import (SANITIZER_REPORT, edit_status, engine_path, expected, fio_env, job, kill_fio_when, namespace,
+                      old_status, run_fio)
 
 D, P, I = 3, 8, 3
 
@@ -174,14 +173,6 @@ def test_benchmark_or_cleanup_without_precreate(tmpfs, tmp_path, engine):
     assert os.listdir(tmpfs) == []
 
 
-def parent_of(pid):
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
 # a rank killed while it wrote a status update leaves that file
 # (mdfio.status.<host>.<thread>.<n>.tmp); the cleanup that removes the
 # status removes it too, unless it was killed before its first write (an
@@ -227,24 +218,6 @@ def test_cleanup_removes_status_updates_killed_ranks_left(tmpfs, tmp_path):
     notes = [l for l in run.mdfio_lines() if "looks like a status update left by a killed rank" in l]
     assert len(notes) == 1 and notes[0].endswith("(and more) looks like a status update left by a killed rank, "
                                                  "but nothing proves it mdfio's: it stays"), run.stderr
-
-
-def kill_fio_when(jobtext, tmp_path, ready):
-    """Starts fio on jobtext and kills it and its job processes with
-    SIGKILL once ready() holds (within 60 s)."""
-    jobfile = tmp_path / "killed.fio"
-    jobfile.write_text(jobtext)
-    proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and not ready():
-        time.sleep(0.05)
-    # fio puts each job process in a group of its own: kill them by parent
-    kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == proc.pid]
-    for pid in [proc.pid, *kids]:
-        os.kill(pid, signal.SIGKILL)
-    proc.wait()
-    time.sleep(0.2)
 
 
 def entries(root):

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import job, namespace, run_fio
+from conftest import job, kill_fio_when, namespace, run_fio
 
 N, D, P, I, S = 2, 3, 40, 20, 3901
 
@@ -87,7 +87,6 @@ def interrupted_null_namespace(tmpfs, tmp_path, opts):
     the ranks precreating), with user files put into two of its datasets
     under object names inside the window a real engine's namespace would
     have."""
-    from test_core import kill_fio_when
     kill_fio_when(job(["precreate"], tmpfs, engine="null", **opts), tmp_path,
                   lambda: (tmpfs / "mdfio.status").exists() and (tmpfs / "1_1").exists())
     assert "precreating" in (tmpfs / "mdfio.status").read_text()
