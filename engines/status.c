@@ -602,6 +602,10 @@ again:
 	 * opened (opening a device or a FIFO may act on it) */
 	if (fstatat(dirfd, MDFIO_STATUS_NAME, &sb, AT_SYMLINK_NOFOLLOW)) {
 		err = errno;
+		/* GlusterFS's client may fail the look at a name another
+		 * client has just renamed an update over with ESTALE */
+		if (err == ESTALE)
+			goto again;
 		if (err != ENOENT)
 			mdfio_reason(msg, msglen, "cannot look at it: %s", strerror(err));
 		return err;
@@ -618,8 +622,9 @@ again:
 		     O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0) {
 		err = errno;
-		if (err == ENOENT)
-			goto again;	/* replaced or removed since the look */
+		/* replaced or removed since the look (ESTALE: as above) */
+		if (err == ENOENT || err == ESTALE)
+			goto again;
 		mdfio_reason(msg, msglen, "cannot open it: %s", strerror(err));
 		return err;
 	}
