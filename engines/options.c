@@ -142,7 +142,9 @@ const char *mdfio_last_error(void)
 }
 
 /* "value|default": a jobfile writes datasets=${MDW_D}|10 because fio turns an
- * unset variable into "" and rejects empty values. */
+ * unset variable into "" and rejects empty values. A value longer than buf
+ * becomes "", which every parser refuses, naming the whole option: cut
+ * short, 000...05 would have been taken for 0. */
 static const char *pick(const char *s, char *buf, size_t len)
 {
 	const char *bar = strchr(s, '|');
@@ -153,7 +155,7 @@ static const char *pick(const char *s, char *buf, size_t len)
 		size_t n = (size_t)(bar - s);
 
 		if (n >= len)
-			n = len - 1;
+			n = 0;
 		memcpy(buf, s, n);
 		buf[n] = '\0';
 		return buf;

@@ -414,6 +414,9 @@ def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     ({"steps_per_set": "20", "precreate_per_set": "10"}, "steps_per_set=20 exceeds precreate_per_set=10"),
     ({"root": "/nonexistent/mdfio"}, "directory=/nonexistent/mdfio: not an existing directory"),
     ({"ranks": "${MDW_UNSET}|x"}, "ranks=|x: expected an integer"),
+    # a value before its default longer than the parser's buffer was cut
+    # short, and taken: 0 here
+    ({"rank_offset": "0" * 300 + "5|1"}, "rank_offset=" + "0" * 300 + "5|1: expected an integer"),
     # fio's own parser printed "min value out of range" for these and ran on
     # with the default, and took 1.5 for 1
     ({"repeat": "-1"}, "repeat=-1: expected an integer from 1 to 1000000"),
