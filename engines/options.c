@@ -12,6 +12,7 @@
 #include "fio_options.h"
 #include "fio_compat.h"
 #include "job.h"
+#include "robust.h"
 
 #define MDFIO_REPEATS_MAX 1000000
 /* a day: a host that has not started a rank by then will not */
@@ -26,7 +27,7 @@ static __thread char last_error[2 * PATH_MAX + 1024];
  * file) is printed once, not once per clone. Only within one job section
  * (scope): each repeat reports its own errors. */
 struct said {
-	int lock;
+	pthread_mutex_t lock;	/* robust: a job killed holding it blocks nobody */
 	unsigned int n;
 	int scope[32];
 	char line[32][256];
@@ -46,7 +47,11 @@ void mdfio_share_errors(void)
 	if (said)
 		return;
 	p = mmap(NULL, sizeof(*said), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED)
+	if (p == MAP_FAILED)
+		return;
+	if (mdfio_robust_init(&((struct said *)p)->lock))
+		munmap(p, sizeof(*said));
+	else
 		said = p;
 }
 
@@ -58,15 +63,14 @@ static int said_before(const char *line)
 
 	if (!said || strlen(line) >= sizeof(said->line[0]))
 		return 0;
-	while (__atomic_exchange_n(&said->lock, 1, __ATOMIC_ACQUIRE))
-		;
+	mdfio_robust_lock(&said->lock, 1);
 	for (k = 0; k < said->n && !found; k++)
 		found = said->scope[k] == scope && !strcmp(said->line[k], line);
 	if (!found && said->n < sizeof(said->line) / sizeof(said->line[0])) {
 		said->scope[said->n] = scope;
 		snprintf(said->line[said->n++], sizeof(said->line[0]), "%s", line);
 	}
-	__atomic_store_n(&said->lock, 0, __ATOMIC_RELEASE);
+	mdfio_robust_unlock(&said->lock);
 	return found;
 }
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "rankfile.h"
 #include "reason.h"
+#include "robust.h"
 #include "world.h"
 
 #include <errno.h>
@@ -53,7 +54,9 @@
  * is replaced exactly when it is gone, never because it was slow (a busy
  * machine may not run it for seconds, and a lock request to a network
  * file system may take as long: a second poller then would poll beside
- * it for ever after), and a job killed while publishing blocks nobody. */
+ * it for ever after), and a job killed while publishing blocks nobody
+ * (what it left half written is a copy of the header, which the next
+ * publication writes whole). */
 struct mdfio_rankfile_waiter {
 	uint32_t seq;		/* futex word: bumped at every publication */
 	pthread_mutex_t poller;	/* held by the rank that polls for the others */
@@ -69,42 +72,17 @@ struct mdfio_rankfile_waiter {
 	uint32_t arrived;
 };
 
-/* Initialises the two locks of w, shared between processes and robust.
- * 0, or an errno. */
+/* Initialises the two locks of w. 0, or an errno. */
 static int waiter_init(struct mdfio_rankfile_waiter *w)
 {
-	pthread_mutexattr_t a;
-	int err = pthread_mutexattr_init(&a);
+	int err = mdfio_robust_init(&w->poller);
 
-	if (err)
-		return err;
-	err = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	if (!err)
-		err = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	if (!err)
-		err = pthread_mutex_init(&w->poller, &a);
 	if (!err) {
-		err = pthread_mutex_init(&w->lock, &a);
+		err = mdfio_robust_init(&w->lock);
 		if (err)
 			pthread_mutex_destroy(&w->poller);
 	}
-	pthread_mutexattr_destroy(&a);
 	return err;
-}
-
-/* Takes robust lock m (waiting for it if wait): 1 taken, 0 held by a live
- * holder (no wait only). A lock whose holder died is taken as it stands:
- * what it guards is a copy of the file's header, which the next
- * publication writes whole, or nothing (the poller's). */
-static int take_robust(pthread_mutex_t *m, int wait)
-{
-	int err = wait ? pthread_mutex_lock(m) : pthread_mutex_trylock(m);
-
-	if (err == EOWNERDEAD) {
-		pthread_mutex_consistent(m);
-		err = 0;
-	}
-	return !err;
 }
 
 /* The header record, then why the last barrier failed (so that every rank
@@ -626,12 +604,12 @@ static uint64_t now_us(void)
 
 static void waiter_lock(struct mdfio_rankfile_waiter *w)
 {
-	take_robust(&w->lock, 1);
+	mdfio_robust_lock(&w->lock, 1);
 }
 
 static void waiter_unlock(struct mdfio_rankfile_waiter *w)
 {
-	pthread_mutex_unlock(&w->lock);
+	mdfio_robust_unlock(&w->lock);
 }
 
 /* Tells the waiting siblings what the header of the file with id says. */
@@ -675,13 +653,13 @@ static int published(struct mdfio_rankfile_waiter *w, const struct mdfio_rankfil
  * would wait for the same lock. */
 static int take_poller(struct mdfio_rankfile_waiter *w)
 {
-	return take_robust(&w->poller, 0);
+	return mdfio_robust_lock(&w->poller, 0);
 }
 
 /* Called by the thread that took the poller, and only by it. */
 static void leave_poller(struct mdfio_rankfile_waiter *w)
 {
-	pthread_mutex_unlock(&w->poller);
+	mdfio_robust_unlock(&w->poller);
 	/* a sibling asleep takes over at once, not at its next answer */
 	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
 	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

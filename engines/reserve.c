@@ -22,6 +22,7 @@
 
 #include "fio_compat.h"
 #include "job.h"
+#include "robust.h"
 #include "launcher.h"
 
 /* The futex call whose timeout is this build's struct timespec: a 32-bit
@@ -65,7 +66,8 @@ static unsigned int waits_for[REAL_MAX_JOBS];
  * failed in mid-phase (its line, as the root's later jobs in this fio
  * refuse with it). */
 struct root_state {
-	int lock, stopped;
+	pthread_mutex_t lock;	/* robust: a job killed holding it blocks nobody */
+	int stopped;
 	char why[1024];
 	/* the last barrier that every rank of the run passed, in this fio */
 	char passed[64];
@@ -90,14 +92,13 @@ static struct root_state *lock_state(const char *root)
 	if (!res || !shared)
 		return NULL;
 	st = &shared[res - held];
-	while (__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE))
-		;
+	mdfio_robust_lock(&st->lock, 1);
 	return st;
 }
 
 static void unlock_state(struct root_state *st)
 {
-	__atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
+	mdfio_robust_unlock(&st->lock);
 }
 
 /* The jobs (clones included) that will run on td's root, each of which
@@ -257,6 +258,12 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 		if (shared == MAP_FAILED) {
 			shared = NULL;
 			return mdfio_error("cannot map the runs' states: %s", strerror(errno));
+		}
+		for (unsigned int i = 0; i < MDFIO_ROOTS_MAX; i++) {
+			int err = mdfio_robust_init(&shared[i].lock);
+
+			if (err)
+				return mdfio_error("cannot make the runs' locks: %s", strerror(err));
 		}
 	}
 	res = &held[nr_held];
