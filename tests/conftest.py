@@ -10,6 +10,8 @@ import os
 import re
 import shutil
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -158,6 +160,83 @@ def namespace(root):
 
 def expected(ranks, datasets, first, depth):
     return {f"{r}_{d}": list(range(first, first + depth)) for r in range(ranks) for d in range(datasets)}
+
+
+def held(path, meta=False):
+    """What path holds, without following a symlink and without opening
+    anything but a regular file: its bytes, ("->", target) of a symlink,
+    None for a directory, its file type's letter ("p", "s", "c", "b") for
+    anything else. meta=True adds its mode, inode, link count, mtime,
+    device numbers and, but for a directory or a symlink (listing one,
+    reading the other's target, is reading it), its atime: on a
+    strictatime mount any read of it shows. The bytes are read with
+    O_NOATIME, so that looking is not reading."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        what = ("->", os.readlink(path))
+    elif stat.S_ISDIR(st.st_mode):
+        what = None
+    elif stat.S_ISREG(st.st_mode):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NOATIME)
+        except PermissionError:     # O_NOATIME: only the owner, or root
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with open(fd, "rb") as f:
+            what = f.read()
+    else:
+        what = stat.filemode(st.st_mode)[0]
+    if not meta:
+        return what
+    atime = None if stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode) else st.st_atime_ns
+    return what, st.st_mode, st.st_ino, st.st_nlink, st.st_mtime_ns, st.st_rdev, atime
+
+
+def snapshot(root, meta=False):
+    """{relative path: held(path, meta)} of everything under root."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            out[os.path.relpath(p, root)] = held(p, meta)
+    return out
+
+
+# what an object's stat says of each kind of file put at its name
+ALIENS = {"symlink": "a symlink, which mdfio never follows", "FIFO": "a FIFO", "socket": "a socket",
+          "directory": "a directory", "hard link": "a regular file of other than one link (a hard link)",
+          "character device": "a character device"}
+
+
+def put_alien(path, kind, victim, device=os.makedev(1, 5), link_to=None):
+    """Puts kind at path, in place of the object there if any: a symlink to
+    the victim's file of its name, a hard link to link_to (by default a
+    new file beside the datasets, not-an-object), one of the file types no
+    create makes (the device: /dev/zero's numbers unless given), a
+    directory with a file in it ("directory with a file"), or a regular
+    file of the user's ("user file")."""
+    path.unlink(missing_ok=True)
+    if kind == "symlink":
+        path.symlink_to(victim / path.name)
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(str(path))
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "directory with a file":
+        path.mkdir()
+        (path / "notes.txt").write_bytes(b"the user's notes\n")
+    elif kind == "hard link":
+        if link_to is None:
+            link_to = path.parent.parent / "not-an-object"
+            link_to.write_bytes(b"precious\n")
+        os.link(link_to, path)
+    elif kind == "user file":
+        path.write_bytes(b"the user's own %s\n" % path.name.encode())
+    else:
+        assert kind == "character device", kind
+        os.mknod(path, 0o600 | stat.S_IFCHR, device)
 
 
 def status_checksum(body):

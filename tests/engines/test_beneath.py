@@ -6,14 +6,13 @@ Also the open-file limit that holding datasets open needs, and a read-only
 benchmark on a read-only file system."""
 import os
 import shutil
-import socket
-import stat
 import subprocess
 
 import pytest
 
 import mdfio.fio
-from conftest import ENGINES, SANITIZER_REPORT, expected, fio_env, job, namespace, run_fio
+from conftest import (ALIENS, ENGINES, SANITIZER_REPORT, expected, fio_env, job, namespace, put_alien,
+                      run_fio, snapshot)
 
 D, P, I = 2, 8, 4
 
@@ -21,24 +20,6 @@ D, P, I = 2, 8, 4
 @pytest.fixture(params=ENGINES + ("null",))
 def eng(request):
     return request.param
-
-
-def snapshot(root):
-    """{relative path: bytes, or the target of a symlink, or None for a
-    directory} of everything under root, without following symlinks."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, root)
-            if os.path.islink(p):
-                out[rel] = ("->", os.readlink(p))
-            elif os.path.isdir(p):
-                out[rel] = None
-            else:
-                with open(p, "rb") as f:
-                    out[rel] = f.read()
-    return out
 
 
 @pytest.fixture
@@ -149,33 +130,6 @@ def test_a_rank_file_hard_linked_to_another_file_is_refused(tmpfs, tmp_path, eng
     assert len(lines) == 1 and "mdfio.ranks is not a regular file of one link: refusing to touch it" in \
         lines[0], run.stderr
     assert foreign.read_bytes() == b"" and os.listdir(root) == ["mdfio.ranks"]
-
-
-ALIENS = {"symlink": "a symlink, which mdfio never follows", "FIFO": "a FIFO", "socket": "a socket",
-          "directory": "a directory", "hard link": "a regular file of other than one link (a hard link)",
-          "character device": "a character device"}
-
-
-def put_alien(path, kind, victim):
-    """Replaces the object at path by kind: a symlink to the victim's file
-    of its name, a hard link to a file outside the datasets, or one of
-    the file types no create makes (the device: /dev/zero's numbers)."""
-    path.unlink()
-    if kind == "symlink":
-        path.symlink_to(victim / path.name)
-    elif kind == "FIFO":
-        os.mkfifo(path)
-    elif kind == "socket":
-        with socket.socket(socket.AF_UNIX) as s:
-            s.bind(str(path))
-    elif kind == "directory":
-        path.mkdir()
-    elif kind == "hard link":
-        other = path.parent.parent / "not-an-object"
-        other.write_bytes(b"precious\n")
-        os.link(other, path)
-    else:
-        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))
 
 
 @pytest.mark.parametrize("kind", ALIENS)
