@@ -251,10 +251,6 @@ int mdfio_check_read_only_root(struct mdfio_job *j);
  * other ranks stop at their next barrier instead of waiting for it. */
 int mdfio_join_run(struct mdfio_job *j);
 int mdfio_abort_run(struct mdfio_job *j);
-/* Whether why (a failed barrier's reason, or the reason this fio's run
- * stopped) is the refusal of a rank of this same fio, which that rank has
- * printed already. */
-int mdfio_stopped_by_sibling(const struct mdfio_job *j, const char *why);
 /* This rank failed in mid-phase (its line printed last): every rank of the
  * run meets the refusal at its next barrier, and no later phase starts. */
 void mdfio_stop_run(struct mdfio_job *j);
@@ -295,10 +291,23 @@ int mdfio_orphaned(char *why, size_t len);
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
-/* A rank on root failed in mid-phase, for why: every later job of this fio
- * on root refuses to start (mdfio_reservation_stopped copies why). */
-void mdfio_reservation_stop(const char *root, const char *why);
-int mdfio_reservation_stopped(const char *root, char *why, size_t len);
+/* Why this fio's run on a root stopped: kept with the reason, so that no
+ * rank has to tell from the reason's text whose it is. */
+enum mdfio_stop {
+	MDFIO_STOP_NONE,
+	/* a rank of this fio could not start, and has said why: its siblings
+	 * stay quiet */
+	MDFIO_STOP_REFUSED,
+	/* a barrier failed here (each rank that met it said so) */
+	MDFIO_STOP_GAVE_UP,
+	/* a rank failed in mid-phase */
+	MDFIO_STOP_FAILED,
+};
+/* The run on root stopped, for why: every later job of this fio on root
+ * refuses to start. The first stop is kept. */
+void mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why);
+/* How it stopped (MDFIO_STOP_NONE: it has not), and why. */
+enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t len);
 /* Every rank of the run passed barrier (a phase's start, "benchmark repeat
  * 2"): a rank missing at a later one was in the run and is gone. */
 void mdfio_reservation_passed(const char *root, const char *barrier);

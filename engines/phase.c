@@ -204,11 +204,15 @@ int mdfio_phase_precheck(struct mdfio_job *j)
 	uint64_t pos;
 	int recover = 0;
 
-	if (mdfio_reservation_stopped(j->root, msg, sizeof(msg))) {
-		/* a rank of this fio that could not start has said why */
-		if (mdfio_stopped_by_sibling(j, msg))
-			return mdfio_error_said("this run stopped before this phase (%s)", msg);
+	switch (mdfio_reservation_stopped(j->root, msg, sizeof(msg))) {
+	case MDFIO_STOP_NONE:
+		break;
+	case MDFIO_STOP_FAILED:
 		return mdfio_error("this run stopped before this phase (%s)", msg);
+	default:
+		/* a rank of this fio that could not start, or each that met
+		 * the failed barrier, has said why */
+		return mdfio_error_said("this run stopped before this phase (%s)", msg);
 	}
 	/* a file that is not md-workbench's is refused before any phase
 	 * touches anything, as it will not be replaced at its end */

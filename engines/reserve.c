@@ -67,7 +67,7 @@ static unsigned int waits_for[REAL_MAX_JOBS];
  * refuse with it). */
 struct root_state {
 	pthread_mutex_t lock;	/* robust: a job killed holding it blocks nobody */
-	int stopped;
+	enum mdfio_stop stopped;
 	char why[1024];
 	/* the last barrier that every rank of the run passed, in this fio */
 	char passed[64];
@@ -305,7 +305,7 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 	return res && res->rf.fd >= 0 ? &res->rf : NULL;
 }
 
-void mdfio_reservation_stop(const char *root, const char *why)
+void mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why)
 {
 	struct root_state *st = lock_state(root);
 
@@ -314,18 +314,18 @@ void mdfio_reservation_stop(const char *root, const char *why)
 	/* the first failure is the one the run stopped for */
 	if (!st->stopped) {
 		snprintf(st->why, sizeof(st->why), "%s", why);
-		st->stopped = 1;
+		st->stopped = kind;
 	}
 	unlock_state(st);
 }
 
-int mdfio_reservation_stopped(const char *root, char *why, size_t len)
+enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t len)
 {
 	struct root_state *st = lock_state(root);
-	int set;
+	enum mdfio_stop set;
 
 	if (!st)
-		return 0;
+		return MDFIO_STOP_NONE;
 	set = st->stopped;
 	if (set)
 		snprintf(why, len, "%s", st->why);

@@ -228,7 +228,7 @@ int mdfio_join_run(struct mdfio_job *j)
 		 * and the first of them at the barrier fails it */
 		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
 			 j->rank, j->host, mdfio_last_error());
-		mdfio_reservation_stop(j->root, why);
+		mdfio_reservation_stop(j->root, MDFIO_STOP_REFUSED, why);
 		return 1;
 	}
 	j->rankfile.stopped = run_stopped;
@@ -248,6 +248,9 @@ int mdfio_abort_run(struct mdfio_job *j)
 		return 1;
 	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
 		 j->rank, j->host, mdfio_last_error());
+	/* before the rank file: a sibling that meets the refusal there finds
+	 * it is this fio's, already said */
+	mdfio_reservation_stop(j->root, MDFIO_STOP_REFUSED, why);
 	mdfio_rankfile_abort(&j->rankfile, why);
 	mdfio_leave_run(j);
 	return 1;
@@ -261,28 +264,11 @@ void mdfio_stop_run(struct mdfio_job *j)
 		return;
 	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) failed: %s",
 		 j->rank, j->host, mdfio_last_error());
-	/* the ranks of this phase that are still at its barrier, and then the
-	 * later phases of this fio: the rank file starts afresh for a phase
-	 * that no rank has claimed yet, so it cannot carry the failure there */
+	/* the later phases of this fio (the rank file starts afresh for a
+	 * phase that no rank has claimed yet, so it cannot carry the failure
+	 * there), and the ranks of this phase still at its barrier */
+	mdfio_reservation_stop(j->root, MDFIO_STOP_FAILED, why);
 	mdfio_rankfile_abort(&j->rankfile, why);
-	mdfio_reservation_stop(j->root, why);
-}
-
-int mdfio_stopped_by_sibling(const struct mdfio_job *j, const char *msg)
-{
-	static const char *const forms[] = {
-		"rank %" SCNu32 " (host %255[^)]) cannot start:%c",
-		"this run stopped before this phase (rank %" SCNu32 " (host %255[^)]) cannot start:%c",
-	};
-	char host[256], c;
-	uint32_t r;
-	size_t k;
-
-	for (k = 0; k < sizeof(forms) / sizeof(forms[0]); k++)
-		if (sscanf(msg, forms[k], &r, host, &c) == 3)
-			return !strcmp(host, j->host) && r >= j->world.base &&
-			       r - j->world.base < j->per_host;
-	return 0;
 }
 
 int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
@@ -305,7 +291,7 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 				   msg, sizeof(msg))) {
 		mdfio_leave_run(j);
 		/* one line per fio: the refusing rank's own */
-		if (mdfio_stopped_by_sibling(j, msg))
+		if (mdfio_reservation_stopped(j->root, why, sizeof(why)) == MDFIO_STOP_REFUSED)
 			return 1;
 		/* the rank file forgets the failure once no rank holds a
 		 * claim, and fio goes on to its later sections: this fio's
@@ -313,7 +299,7 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		 * join_timeout for ranks that are gone */
 		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
 			 j->rank, j->host, msg);
-		mdfio_reservation_stop(j->root, why);
+		mdfio_reservation_stop(j->root, MDFIO_STOP_GAVE_UP, why);
 		return mdfio_error("%s: rank %" PRIu32 " (host %s), entering %s: %s; nothing was started",
 				   j->root, j->rank, j->host, label, msg);
 	}
