@@ -2,16 +2,19 @@
 file systems (tmpfs, loop devices) made and removed per test."""
 import contextlib
 import ctypes
+import dataclasses
 import errno
 import fcntl
 import functools
 import json
+import mmap
 import os
 import re
 import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanit
 # the package under test, from the source tree
 sys.path.insert(0, str(SOURCE_ROOT / "tools"))
 import mdfio.fio  # noqa: E402
+import mdfio.hosts  # noqa: E402
 import mdfio.slurm  # noqa: E402
 
 
@@ -451,3 +455,238 @@ def kill_fio_when(jobtext, tmp_path, ready):
         os.kill(pid, signal.SIGKILL)
     proc.wait()
     time.sleep(0.2)
+
+
+# --- runs over a shared file system whose clients are separate -----------
+# (test_gluster.py, test_ceph.py): each module gives a fixture shared_fs, a
+# SharedFS of its file system, and the tests below run on it. A run here
+# takes 3-10 s.
+
+SHARED_D, SHARED_P, SHARED_I = 3, 8, 3
+SHARED_TIMEOUT = 120    # s, any one fio client
+
+
+@dataclasses.dataclass
+class SharedFS:
+    control: Path       # the test's own mount
+    hostmount: Path     # each host's mount, in the host's mount namespace
+    prelude: object     # () -> shell commands that mount hostmount (hosts.py's prelude)
+    mount: object       # (path) -> another mount of the test's own there, with the same settings
+    # (server) -> None: what ends a host's client cleanly before its
+    # server is killed at the end of a test, where a killed client holds
+    # what it held for a while (CephFS); None: nothing
+    release: object = None
+
+
+@pytest.fixture
+def shared_root(shared_fs, request):
+    """A fresh root on the shared file system: (its path on the hosts'
+    mounts, on the test's own)."""
+    name = request.node.name.replace("[", "-").replace("]", "")
+    mine = shared_fs.control / name
+    mine.mkdir()
+    return shared_fs.hostmount / name, mine
+
+
+@pytest.fixture
+def shared_servers(shared_fs, tmp_path):
+    """servers(n) -> n fio servers host1..hostn, each with its own mount of
+    the shared file system, torn down after the test."""
+    stack = []
+
+    def start(n):
+        cm = mdfio.hosts.fio_servers(n, tmp_path, env=fio_env(), prelude=lambda i: shared_fs.prelude())
+        servers = cm.__enter__()
+        stack.append((cm, servers))
+        return servers
+
+    yield start
+    for cm, servers in reversed(stack):
+        try:
+            for s in servers:
+                if shared_fs.release and s.proc is not None:
+                    shared_fs.release(s)
+        finally:
+            cm.__exit__(None, None, None)
+    for log in tmp_path.glob("fio-server-*.log"):
+        assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()
+
+
+def shared_client(servers, text, tmp_path, check=None, timeout=SHARED_TIMEOUT):
+    """A fio client of servers running the job text."""
+    n = len(list(tmp_path.glob("client-*.fio")))
+    job = tmp_path / f"client-{n}.fio"
+    hosts = tmp_path / f"client-{n}.hosts"
+    hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+    run = mdfio.fio.run(job, text, args=[f"--client={hosts}"], env=fio_env(), timeout=timeout)
+    output = job.with_suffix(".json").read_text()
+    run.messages = output[:output.find("\n{")] + run.stdout + run.stderr
+    assert not SANITIZER_REPORT.search(run.messages), run.messages
+    if check is not None:
+        assert (run.rc == 0) == check, f"rc={run.rc}\n{run.messages}"
+    return run
+
+
+def shared_job(phases, root, servers, clones=1, **opts):
+    opts = dict(dict(datasets=SHARED_D, precreate_per_set=SHARED_P, steps_per_set=SHARED_I), **opts)
+    return mdfio.fio.jobfile(phases, root, engine_path(), numjobs=clones,
+                             hosts=",".join(s.name for s in servers), verify_read=1, join_timeout=5, **opts)
+
+
+def ofd(fd, kind, start, length, cmd=fcntl.F_OFD_SETLKW):
+    """An open file description lock (fcntl's F_OFD_*) of kind on a range."""
+    return fcntl.fcntl(fd, cmd, struct.pack("hhqqi4x", kind, os.SEEK_SET, start, length, 0))
+
+
+def check_coherent(a, b):
+    """What mdfio relies on across two clients (docs/hosts.md's P1, P4-P8),
+    with a writer on directory a and a reader on the same directory b of
+    another mount: an OFD lock on one conflicts with one on the other and
+    F_OFD_GETLK there shows it; a pread on an open kept since before the
+    write (under a read lock, as the barrier reads), a fresh open, O_DIRECT,
+    the size and mtime see the other's write at once; names made, linked,
+    renamed and removed show at once; O_EXCL and link() fail on a name the
+    other made; a name renamed over shows the new file."""
+    (a / "f").write_bytes(b"0" * 4096)
+    w = os.open(a / "f", os.O_RDWR)
+    r = os.open(b / "f", os.O_RDWR)
+    try:
+        assert os.pread(r, 8, 64) == b"0" * 8
+        ofd(w, fcntl.F_WRLCK, 0, 10)
+        with pytest.raises(BlockingIOError):
+            ofd(r, fcntl.F_WRLCK, 0, 10, fcntl.F_OFD_SETLK)
+        held = struct.unpack("hhqqi4x", ofd(r, fcntl.F_WRLCK, 0, 10, fcntl.F_OFD_GETLK))
+        assert held[0] == fcntl.F_WRLCK, held
+        ofd(w, fcntl.F_UNLCK, 0, 10)
+        ofd(r, fcntl.F_WRLCK, 0, 10, fcntl.F_OFD_SETLK)
+        ofd(r, fcntl.F_UNLCK, 0, 10)
+        for i in range(1, 4):
+            token = b"%08d" % i
+            ofd(w, fcntl.F_WRLCK, 0, 160)
+            os.pwrite(w, token, 64)
+            ofd(w, fcntl.F_UNLCK, 0, 160)
+            ofd(r, fcntl.F_RDLCK, 0, 160)
+            assert os.pread(r, 8, 64) == token, "a kept open read stale data"
+            ofd(r, fcntl.F_UNLCK, 0, 160)
+            fresh = os.open(b / "f", os.O_RDONLY)
+            assert os.pread(fresh, 8, 64) == token, "a fresh open read stale data"
+            os.close(fresh)
+        direct = os.open(b / "f", os.O_RDONLY | os.O_DIRECT)
+        buf = mmap.mmap(-1, 4096)
+        os.pwrite(w, b"direct!!", 64)
+        os.preadv(direct, [buf], 0)
+        assert buf[64:72] == b"direct!!"
+        os.close(direct)
+        mtime = os.stat(b / "f").st_mtime_ns
+        time.sleep(0.01)
+        os.pwrite(w, b"x", 5000)
+        assert (os.stat(b / "f").st_size, os.fstat(r).st_size) == (5001, 5001)
+        assert os.stat(b / "f").st_mtime_ns != mtime
+    finally:
+        os.close(w)
+        os.close(r)
+    assert not (b / "g").exists()
+    (a / "g").write_bytes(b"g")
+    assert (b / "g").exists()
+    os.rename(a / "g", a / "h")
+    assert not (b / "g").exists() and (b / "h").exists()
+    os.link(a / "h", a / "i")
+    assert (b / "i").exists()
+    os.unlink(a / "i")
+    assert not (b / "i").exists()
+    assert sorted(os.listdir(b)) == ["f", "h"]
+    with pytest.raises(FileExistsError):
+        os.open(b / "h", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    with pytest.raises(FileExistsError):
+        os.link(b / "f", b / "h")
+    old = os.open(b / "h", os.O_RDONLY)
+    try:
+        (a / "h.tmp").write_bytes(b"new")
+        os.rename(a / "h.tmp", a / "h")
+        assert (b / "h").read_bytes() == b"new"
+        assert os.stat(b / "h").st_ino != os.fstat(old).st_ino
+    finally:
+        os.close(old)
+
+
+def check_status_replaced(a, b):
+    """Two clients (directories a and b, one on each mount) replace the
+    status in turn under its lock, as the ranks of a phase do across hosts,
+    three processes on each: not a single lock fails."""
+    helper = Path(os.environ.get("MDFIO_TEST_LIB_DIR", engine_path().parent.parent / "tests")) / "test_status"
+    procs = [subprocess.Popen([helper, "replace", d, "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for d in (a, b) * 3]
+    results = [p.communicate(timeout=SHARED_TIMEOUT) + (p.returncode,) for p in procs]
+    for out, err, rc in results:
+        assert rc == 0 and not SANITIZER_REPORT.search(err), err
+    assert all(int(out) > 0 for out, _, _ in results), results
+
+
+def check_run_over_hosts(hosts, root, tmp_path):
+    """A precreate and two benchmarks over the hosts, each reading what
+    another host wrote (verify_read), then a cleanup that empties the
+    root."""
+    theirs, mine = root
+    run = shared_client(hosts, shared_job(["precreate", "benchmark", "benchmark"], theirs, hosts, rank_offset=1),
+                        tmp_path, check=True)
+    assert namespace(mine) == expected(len(hosts), SHARED_D, SHARED_I * 2, SHARED_P)
+    for j in run.jobs():
+        assert (j["error"], j["total_err"]) == (0, 0), j
+        if j["jobname"].startswith("benchmark"):
+            assert (j["read"]["total_ios"], j["read"]["drop_ios"]) == (SHARED_D * SHARED_I, 0)
+    assert sorted(j["desc"].split()[3] for j in run.jobs(mdfio.fio.jobname("precreate", 0))) == sorted(
+        f"host={s.name};" for s in hosts)
+    shared_client(hosts, shared_job(["cleanup"], theirs, hosts), tmp_path, check=True)
+    assert os.listdir(mine) == []
+
+
+def check_refused_then_host_dies(hosts, root, tmp_path, locks_go_within=0):
+    """Over two hosts: a cleanup by a plain fio on the test's mount while a
+    benchmark runs is refused at once, naming the live run, and the run goes
+    on; the second host killed mid-benchmark (its fio server and its
+    client: its mount and its locks go) fails the client naming it;
+    restarted with a new mount, a cleanup over both hosts empties the root.
+    The cleanup is retried while the dead client's locks hold its ranks, for
+    up to locks_go_within seconds after the kill (0: tried once). Returns
+    the seconds from the kill to the client's end and to the cleanup
+    accepted."""
+    theirs, mine = root
+    big = dict(precreate_per_set=300, steps_per_set=300)
+    shared_client(hosts, shared_job(["precreate"], theirs, hosts, clones=2, **big), tmp_path, check=True)
+    jobpath = tmp_path / "dies.fio"
+    jobpath.write_text(shared_job(["benchmark"], theirs, hosts, clones=2, **big))
+    hostfile = tmp_path / "dies.hosts"
+    hostfile.write_text("".join(f"ip:{s.address},{s.port}\n" for s in hosts))
+    proc = subprocess.Popen(["fio", f"--client={hostfile}", "--output-format=json", f"--output={tmp_path}/dies.json",
+                             str(jobpath)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fio_env())
+    try:
+        deadline = time.monotonic() + 60
+        while (mine / "mdfio.status").read_text().count("benchmarking") < 4:
+            assert time.monotonic() < deadline and proc.poll() is None, "the benchmark did not start"
+            time.sleep(0.01)
+        second = mdfio.fio.run(tmp_path / "second.fio",
+                               mdfio.fio.jobfile(["cleanup"], mine, engine_path(), numjobs=2, datasets=SHARED_D,
+                                                 join_timeout=2, **big), env=fio_env(), timeout=SHARED_TIMEOUT)
+        assert second.rc != 0
+        assert "another fio run is using this namespace" in second.stderr, second.stderr
+        assert proc.poll() is None, "the refused fio stopped the run"
+        hosts[1].kill()
+        killed = time.monotonic()
+        out, _ = proc.communicate(timeout=SHARED_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    ended = time.monotonic() - killed
+    out += (tmp_path / "dies.json").read_text()
+    assert proc.returncode != 0
+    assert f"client: host={hosts[1].address} disconnected" in out, out
+    hosts[1].restart()
+    cleanup = shared_job(["cleanup"], theirs, hosts, clones=2, **big)
+    while (run := shared_client(hosts, cleanup, tmp_path)).rc:
+        assert "is taken by a live fio" in run.messages or "another fio run" in run.messages, run.messages
+        assert time.monotonic() < killed + locks_go_within, (
+            f"the dead host's locks still hold its ranks {time.monotonic() - killed:.0f} s after\n{run.messages}")
+        time.sleep(1)
+    assert os.listdir(mine) == []
+    return ended, time.monotonic() - killed
