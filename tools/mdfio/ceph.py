@@ -239,14 +239,16 @@ class Cluster:
         host's), and waits until that namespace's ceph-fuse has ended its
         session and exited. A client killed instead leaves its session, its
         capabilities and its locks at the MDS until session_timeout: every
-        other client's access to what it held waits until then."""
+        other client's access to what it held waits until then. Where the
+        mount is busy (a host's jobs still in it), nothing is done."""
         try:
             ns = os.stat(f"/proc/{pid}/ns/mnt").st_ino
         except OSError:
             return
         clients = [p for p in self.processes() if _mnt_ns(p) == ns and _comm(p) == "ceph-fuse"]
-        subprocess.run(["nsenter", "-t", str(pid), "-m", "umount", str(mountpoint)], capture_output=True,
-                       timeout=timeout)
+        if subprocess.run(["nsenter", "-t", str(pid), "-m", "umount", str(mountpoint)], capture_output=True,
+                          timeout=timeout).returncode:
+            return
         deadline = time.monotonic() + timeout
         while any(_comm(p) == "ceph-fuse" for p in clients):
             if time.monotonic() > deadline:
