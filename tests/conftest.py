@@ -6,7 +6,6 @@ import dataclasses
 import errno
 import fcntl
 import functools
-import json
 import mmap
 import os
 import re
@@ -476,6 +475,28 @@ class SharedFS:
     # server is killed at the end of a test, where a killed client holds
     # what it held for a while (CephFS); None: nothing
     release: object = None
+
+
+@pytest.fixture
+def servers(request, tmp_path):
+    """servers(n) -> n fio servers host1..hostn, torn down after the test."""
+    why = mdfio.hosts.need_unshare()
+    if why:
+        pytest.skip(why)
+    stack = []
+
+    def start(n, names=None):
+        # the servers load the engine under test: the sanitizers' runtime
+        # and options too
+        cm = mdfio.hosts.fio_servers(n, tmp_path, names=names, env=fio_env())
+        stack.append(cm)
+        return cm.__enter__()
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)
+    for log in tmp_path.glob("fio-server-*.log"):
+        assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()
 
 
 @pytest.fixture

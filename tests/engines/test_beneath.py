@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 import mdfio.fio
-from conftest import (ALIENS, ENGINES, SANITIZER_REPORT, expected, fio_env, job, namespace, put_alien,
+from conftest import (ALIENS, ENGINES, SANITIZER_REPORT, fio_env, job, namespace, put_alien,
                       run_fio, snapshot)
 
 D, P, I = 2, 8, 4

@@ -573,7 +573,6 @@ def test_notices_go_to_stderr_never_into_the_json_on_stdout(tmpfs, tmp_path):
     JSON and nothing else, and every notice is on stderr."""
     opts = dict(datasets=1, precreate_per_set=8, steps_per_set=3)
     run_fio(job(["precreate"], tmpfs, **opts), tmp_path, check=True)
-    status = tmpfs / "mdfio.status"
     edit_status(tmpfs, lambda t: t.replace(" ready 0 0 ", " benchmarking 0 3 "))
     jobfile = tmp_path / "cleanup.fio"
     jobfile.write_text(job(["cleanup"], tmpfs, **opts))

@@ -15,7 +15,7 @@ import pytest
 
 import mdfio.fio
 from conftest import ENGINES, engine_path, expected, fio_env, namespace, run_fio
-from test_run import client, gone, mpirun, servers  # noqa: F401 (a fixture)
+from test_run import client, gone, mpirun
 from mdfio.fiojson import read_documents
 
 D, P, I = 3, 12, 4
@@ -60,7 +60,7 @@ def test_a_refused_phase_stops_the_later_sections_of_the_group(tmpfs, tmp_path):
 
 
 @pytest.mark.parametrize("nhosts,clones", [(2, 2), (3, 1)])
-def test_one_group_over_fio_servers(servers, tmpfs, tmp_path, nhosts, clones):  # noqa: F811
+def test_one_group_over_fio_servers(servers, tmpfs, tmp_path, nhosts, clones):
     hosts = servers(nhosts)
     text = one_group(["precreate", "benchmark", "benchmark", "benchmark", "cleanup"], tmpfs, clones,
                      hosts=",".join(s.name for s in hosts), rank_offset=clones)

@@ -19,32 +19,9 @@ import mdfio.fio
 from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, engine_path, expected, fio_env, namespace,
                       need_mpich, need_mpirun)
 from mdfio.fiojson import read_documents
-from mdfio.hosts import fio_servers, need_unshare
 
 D, P, I = 3, 8, 3
 TIMEOUT = 300       # s, any one fio client or mpirun
-
-
-@pytest.fixture
-def servers(request, tmp_path):
-    """servers(n) -> n fio servers host1..hostn, torn down after the test."""
-    why = need_unshare()
-    if why:
-        pytest.skip(why)
-    stack = []
-
-    def start(n, names=None):
-        # the servers load the engine under test: the sanitizers' runtime
-        # and options too
-        cm = fio_servers(n, tmp_path, names=names, env=fio_env())
-        stack.append(cm)
-        return cm.__enter__()
-
-    yield start
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
-    for log in tmp_path.glob("fio-server-*.log"):
-        assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()
 
 
 def client(servers, text, tmp_path, per_host=False, check=None):

@@ -22,7 +22,6 @@ import pytest
 
 from conftest import SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env
 from mdfio.fiojson import read_documents
-from test_run import servers  # noqa: F401 (a fixture)
 
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -139,7 +138,7 @@ def test_status_interval_while_ranks_wait(tmpfs, tmp_path, engine, interval):
     assert os.listdir(tmpfs) == []
 
 
-def test_status_interval_over_fio_servers(servers, tmpfs, tmp_path):  # noqa: F811
+def test_status_interval_over_fio_servers(servers, tmpfs, tmp_path):
     """Two hosts (fio servers), each driven by a fio client of its own with
     --status-interval=1 (the per-host form), the second started after the
     first host's ranks have waited at the barrier across a report: every

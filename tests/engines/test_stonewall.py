@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import NR_IOS, SOURCE_ROOT, engine_path, fio_env, job, namespace, run_fio
+from conftest import SOURCE_ROOT, engine_path, fio_env, job, namespace, run_fio
 
 N, D, P, I, BS = 3, 2, 40, 20, 3901
 # the step at which each rank is blocked

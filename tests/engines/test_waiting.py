@@ -145,4 +145,4 @@ def test_adaptive_waiting_shape_names_logs_and_reports_as_md_workbench(tmpfs, tm
     for line, f in zip(bench, ADAPTIVE * 2):
         assert ("waiting_factor:" in line) == (f > 0), line
         if f:
-            assert f" op-max:" in line and f" waiting_factor:{f:.2f} (0 errs)" in line, line
+            assert " op-max:" in line and f" waiting_factor:{f:.2f} (0 errs)" in line, line

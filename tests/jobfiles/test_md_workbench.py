@@ -6,7 +6,7 @@ import subprocess
 
 import sys
 
-from conftest import SOURCE_ROOT, engine_path, expected, fio_env, namespace, run_fio
+from conftest import SOURCE_ROOT, engine_path, fio_env, run_fio
 from mdfio.jobfile import ADAPTIVE_WAITING_FACTORS, global_section, jobfile
 
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"

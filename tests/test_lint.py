@@ -1,0 +1,52 @@
+"""The lint of ./run-tests: the C of the engines, tools and tests compiles
+without a warning (warnings fatal, at the project's warning level) by gcc
+and by clang, and pyflakes finds nothing in the Python of the package, the
+tools, bench and the tests."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import SOURCE_ROOT
+
+
+def python_files():
+    """Every Python file of the repository: *.py, and scripts whose first
+    line names python."""
+    out = []
+    for top in ("tools", "bench", "tests", "jobfiles", "packaging"):
+        for p in sorted((SOURCE_ROOT / top).rglob("*")):
+            if not p.is_file() or "__pycache__" in p.parts:
+                continue
+            if p.suffix == ".py":
+                out.append(p)
+            elif not p.suffix:
+                with open(p, "rb") as f:
+                    if b"python" in f.readline():
+                        out.append(p)
+    return out
+
+
+def test_pyflakes_finds_nothing():
+    pyflakes = shutil.which("pyflakes3")
+    assert pyflakes, "pyflakes3 is missing: run ./setup"
+    files = python_files()
+    assert any(p.name == "report.py" for p in files) and any(p.name == "run" for p in files), files
+    run = subprocess.run([pyflakes, *map(str, files)], capture_output=True, text=True)
+    assert run.returncode == 0 and not run.stdout, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_c_compiles_without_a_warning(tmp_path, compiler):
+    assert shutil.which(compiler), f"{compiler} is missing: run ./setup"
+    env = dict(os.environ, CC=compiler)
+    fio_src = os.environ.get("MDFIO_FIO_SRC", str(SOURCE_ROOT / ".deps" / "fio"))
+    setup = subprocess.run(["meson", "setup", str(tmp_path / "b"), "-Dwerror=true", f"-Dfio_src={fio_src}"],
+                           cwd=SOURCE_ROOT, env=env, capture_output=True, text=True)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    build = subprocess.run(["ninja", "-C", str(tmp_path / "b")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout[-6000:] + build.stderr
+    assert "warning:" not in build.stdout, build.stdout[-6000:]
+    assert Path(tmp_path / "b" / "engines" / "mdfio-posix.so").is_file()
