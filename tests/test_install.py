@@ -4,11 +4,14 @@ engines, and the installed mdfio-report on its JSON, from a directory that is
 not the repository."""
 import os
 import re
+import shutil
 import subprocess
+import sys
+import tomllib
 
 import pytest
 
-from conftest import SOURCE_ROOT, fio_env
+from conftest import SOURCE_ROOT, engine_path, fio_env
 
 FIO_SRC = os.environ.get("MDFIO_FIO_SRC", str(SOURCE_ROOT / ".deps" / "fio"))
 
@@ -79,3 +82,52 @@ def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
     assert all(" objects:24 " in l for l in lines[1:3]), out
     assert "objects:60 dsets: 6 " in lines[3], out
     assert all("(0 errs)" in l for l in lines), out
+
+
+def test_pip_install_in_a_fresh_venv(tmp_path):
+    """pip install . in a fresh venv, as a user does it (pip fetches its
+    build backend, setuptools, from PyPI), gives the package and the three
+    commands, which work from elsewhere on a real run's JSON; its version
+    is meson's."""
+    meta = tomllib.loads((SOURCE_ROOT / "pyproject.toml").read_text())
+    meson_version = re.search(r"version : '([^']+)'", (SOURCE_ROOT / "meson.build").read_text())[1]
+    assert meta["project"]["version"] == meson_version
+    # a copy: pip's build writes its egg-info beside the sources
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(SOURCE_ROOT / name, src / name)
+    shutil.copytree(SOURCE_ROOT / "tools", src / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    version = subprocess.run([str(venv / "bin" / "python"), "-c", "import mdfio; print(mdfio.VERSION)"],
+                             cwd=cwd, env=env, capture_output=True, text=True)
+    assert version.stdout.strip() == f"mdfio-{meson_version}", version.stdout + version.stderr
+    # the shipped jobfile comes with meson's install, not pip's
+    jobfile = subprocess.run([str(venv / "bin" / "mdfio-jobfile"), "-R", "1", "--from",
+                              str(SOURCE_ROOT / "jobfiles" / "md-workbench.fio")], cwd=cwd, env=env,
+                             capture_output=True, text=True)
+    assert jobfile.returncode == 0 and "phase=benchmark" in jobfile.stdout, jobfile.stderr
+    root = tmp_path / "root"
+    root.mkdir()
+    job = cwd / "job.fio"
+    job.write_text("\n".join(["[global]", f"ioengine=external:{engine_path()}", f"directory={root}",
+                               "datasets=2", "precreate_per_set=10", "steps_per_set=4", "numjobs=2", "bs=3901",
+                               *(f"[{p}]\nphase={p}\nstonewall" for p in ("precreate", "benchmark", "cleanup"))])
+                   + "\n")
+    run = subprocess.run(["fio", "--output-format=json", "--output=run.json", str(job)], cwd=cwd, env=fio_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = subprocess.run([str(venv / "bin" / "mdfio-report"), "run.json"], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert report.returncode == 0, report.stderr
+    assert re.search(r"^MD-Workbench total objects: 56 ", report.stdout, re.M), report.stdout
+    plot = subprocess.run([str(venv / "bin" / "mdfio-plot"), "--help"], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+    assert plot.returncode == 0 and "usage: mdfio-plot" in plot.stdout, plot.stderr

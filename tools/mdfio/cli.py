@@ -44,3 +44,20 @@ def run(main):
     silently, as it ends coreutils (exit status 141 in the shell)."""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())
+
+
+# The commands as pip installs them (pyproject.toml); meson installs the
+# scripts in tools/, which call run() the same way.
+def report_command():
+    from mdfio.report import main
+    run(main)
+
+
+def plot_command():
+    from mdfio.plot import main
+    run(main)
+
+
+def jobfile_command():
+    from mdfio.jobfile import main
+    run(main)
