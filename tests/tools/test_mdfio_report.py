@@ -487,6 +487,38 @@ def test_json_fio_could_not_have_written(runs, tmp_path, case):
         assert needle in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("job_index", [0, 1, 2])
+def test_a_phase_time_of_0_is_one_line(runs, tmp_path, job_index):
+    """The engine's exact phase time (slat_ns of the phase's slot, one
+    sample) is never 0 ns: a JSON that says so is refused in one line
+    naming the file, the job and the phase, by every format, --follow and
+    mdfio-plot, not a ZeroDivisionError in the rates. Of rank 0 (a phase's
+    T is 0), and of rank 1 alone (its own line's rates)."""
+    text = runs["n3"][0].read_text()
+    doc = json.loads(text[text.index("{"):])
+    bench = [j for j in doc["jobs"] if j["jobname"].startswith("benchmark")]
+    if job_index == 0:
+        for j in bench[:3]:
+            j["read"]["slat_ns"].update(min=0, max=0, mean=0.0)
+    else:
+        bench[job_index]["read"]["slat_ns"].update(min=0, max=0, mean=0.0)
+    name = bench[job_index]["jobname"]
+    path = tmp_path / "zero.json"
+    path.write_text(json.dumps(doc))
+    for fmt in ([], ["--json"], ["--csv"], ["--process-reports"]):
+        proc = report(path, *fmt)
+        one_line_exit_2(proc, str(path))
+        assert f"job {name}: phase benchmark: " in proc.stderr and "time of 0 ns" in proc.stderr, proc.stderr
+    proc = subprocess.run([str(REPORT), "--follow", "-"], input=path.read_text(), capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(f"mdfio-report: <stdin>: job {name}: phase benchmark: ")
+    proc = subprocess.run([str(SOURCE_ROOT / "tools" / "mdfio-plot"), str(path), "--logs", str(tmp_path / "lat"),
+                           "--out", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"mdfio-plot: {path}: job {name}: "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
 def test_a_running_jobs_histogram_may_be_ahead_of_its_count(runs, tmp_path):
     """fio reads a running job's figures while the job adds to them, for
     its reports during the run (--status-interval; the last one when fio

@@ -433,8 +433,16 @@ class Job:
         coarse = self.runtime_ms(slot)
         exact = Latency(self.slot(slot).child("slat_ns"))
         if exact.n == 1:
-            return exact.max / 1e9
+            return self._exact_s(exact.max, slot)
         return coarse / 1000.0 or None
+
+    def _exact_s(self, ns, slot):
+        """The engine's phase time in seconds; 0 ns it never records (its
+        clock has moved by the end of a phase), and every rate is over it."""
+        if not ns:
+            raise BadInput(f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}: a phase time of 0 ns "
+                           f"({slot} slat_ns): the engine never records one: not the JSON of an mdfio fio run")
+        return ns / 1e9
 
     def phase_ended(self, slot):
         """Whether this process has ended the phase whose count is in slot:
@@ -456,7 +464,7 @@ class Job:
         any."""
         exact = self.slot(slot).child("slat_ns")
         if exact.counter("N") == 1:
-            return exact.counter("max") / 1e9
+            return self._exact_s(exact.counter("max"), slot)
         return self.runtime_ms(slot) / 1000.0 or None
 
     def began(self, slot):
