@@ -424,6 +424,75 @@ def test_a_phase_refused_before_its_first_unit_is_not_run(tmp_path, tmpfs):
     assert [(r["status"], r["objects"], r["t_max_s"]) for r in rec] == [("not run", None, None)]
 
 
+def test_a_run_fio_refused_says_why(tmp_path):
+    """A root whose parent is missing: the run creates nothing. fio itself
+    refuses a directory= (its JSON output file holds its messages alone);
+    the engine refuses a root= before any job starts, and fio's JSON then
+    has every job, each with error 0 and nothing begun. Neither is a
+    report of phases without errors: one line says what failed (quoting
+    fio's messages where the file holds them), and the exit status is
+    not 0."""
+    missing = tmp_path / "no-parent" / "root"
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, steps_per_set=3, bs=100)
+    text = job(["precreate", "cleanup"], missing, **opts)
+    run = run_fio(text, tmp_path, args=["--output-format=json+"], check=False)
+    assert run.json is None and f"fio: {missing} is not a directory" in run.stderr, run.stderr
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    proc = report(path)
+    one_line_exit_2(proc, str(path))
+    assert f"fio wrote no JSON document, only its messages: 'fio: {missing} is not a directory'" in proc.stderr
+
+    run = run_fio(text.replace("directory=", "root="), tmp_path, args=["--output-format=json+"], check=False)
+    said = f"mdfio: directory={missing}: cannot create it: No such file or directory"
+    assert run.rc and said in run.stderr and not missing.parent.exists(), run.stderr
+    assert [(j["jobname"], j["error"]) for j in run.jobs()] == [("precreate-0", 0)] * 2 + [("cleanup-1", 0)] * 2
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    for fmt in ([], ["--json"], ["--csv"]):
+        proc = report(path, *fmt)
+        assert proc.returncode == 1 and "(0 errs)" not in proc.stdout, proc.stdout + proc.stderr
+        assert proc.stderr.splitlines()[0] == (
+            f"mdfio-report: {path}: no rank began any phase and no job has a fio error: fio or the engine "
+            "refused the run before its first unit; the line on fio's stderr says why (fio: ... or mdfio: ...)")
+    # the same with fio's stderr in the file, as 2>&1 puts it there
+    both = tmp_path / "both.json"
+    both.write_text(run.stderr + path.read_text())
+    proc = report(both)
+    assert proc.returncode == 1 and proc.stderr.splitlines()[0] == (
+        f"mdfio-report: {both}: no rank began any phase and no job has a fio error: fio or the engine refused "
+        f"the run before its first unit: '{said} (mdfio creates only the last component of the root; create "
+        "its parent first)'"), proc.stderr
+
+
+def test_a_run_fio_servers_refused_says_why(tmp_path):
+    """Over a fio server, a directory= whose parent is missing: the server
+    drops the job, and the client exits 0 with a JSON of no job, after the
+    server's messages. The report quotes them; it does not ask for an mdfio
+    job as if the jobfile had none."""
+    missing = tmp_path / "no-parent" / "root"
+    port = 18000 + random.randrange(1000)
+    server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=fio_env())
+    try:
+        jobfile = tmp_path / "cs.fio"
+        jobfile.write_text(job(["precreate", "cleanup"], missing, numjobs=2, datasets=2, precreate_per_set=5))
+        out = tmp_path / "cs.json"
+        for _ in range(50):
+            proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
+                                   f"--output={out}", str(jobfile)], capture_output=True, text=True,
+                                  env=fio_env())
+            if proc.returncode == 0 or "connect" not in proc.stderr:
+                break
+            time.sleep(0.1)
+    finally:
+        server.terminate()
+        server.wait()
+    assert proc.returncode == 0 and '"client_stats" : [' in out.read_text(), proc.stderr
+    proc = report(out)
+    one_line_exit_2(proc, str(out))
+    assert re.search(r"no mdfio job in this fio run; fio said: '<[^>]+> fio: " + re.escape(str(missing)) +
+                     " is not a directory'$", proc.stderr), proc.stderr
+
+
 @pytest.mark.parametrize("literal, needle", [("NaN", "NaN in it"), ("-Infinity", "-Infinity in it"),
                                              ("1e400", "beyond any number"), ("1" * 21, "longer than fio writes")])
 def test_numbers_fio_never_writes(runs, tmp_path, literal, needle):

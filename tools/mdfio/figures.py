@@ -5,8 +5,8 @@ import math
 from dataclasses import dataclass, field
 
 from . import VERSION
-from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, SLOT, BadInput, RunSections, Section, document_header,
-                      fio_size, load, short)
+from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, NOT_RUN, SLOT, BadInput, RunSections, Section,
+                      document_header, fio_size, load, short)
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -276,6 +276,8 @@ class Run:
 
     def __init__(self, docs, interim=False, skip=()):
         self.name = ", ".join(name for _, name in docs)
+        # fio's and the engine's messages around the documents
+        self.said = [line for doc, _ in docs for line in getattr(doc, "said", ())]
         heads = [document_header(doc, name) for doc, name in docs]
         fio_version, self.end = heads[0][0], max(end for _, end in heads)
         self.layout = RunSections(docs)
@@ -366,6 +368,21 @@ class Run:
             return None
         return ("not every rank completed every phase (the report marks them): "
                 + ", ".join(f"{m.section} ({m.status})" for m in self.marks))
+
+    def refused(self):
+        """The line of a run of which no rank began any phase and no job
+        has a fio error: fio or the engine refused it before its first unit
+        (a root= whose parent is missing: the engine's setup fails in fio's
+        main process, which then runs no job and gives none an error),
+        quoting fio's message where the input holds one; None otherwise."""
+        jobs = [j for sec in self.sections for j in sec.jobs]
+        if (not self.marks or self.completed or any(m.status != NOT_RUN for m in self.marks)
+                or any(j.error for j in jobs)):
+            return None
+        why = (f": {short(self.said[0], 300)}" if self.said else
+               "; the line on fio's stderr says why (fio: ... or mdfio: ...)")
+        return ("no rank began any phase and no job has a fio error: fio or the engine refused the run before "
+                "its first unit" + why)
 
     def cross_host_reads(self):
         """(k, n): of the n reads of a benchmark step over all ranks and

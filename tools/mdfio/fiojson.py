@@ -93,9 +93,29 @@ def short(value, limit=40):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+# a message of fio or the engine in fio's output: its own, or a fio
+# server's as its client writes it ('<host> fio: ...'), and a client's
+# word on a server's exit status
+MESSAGE = re.compile(r"^(?:<[^>\n]*> )?(?:fio|mdfio): .*\S|^client <[^>\n]*>: exited with error .*\S", re.M)
+
+
+class Document(dict):
+    """A JSON document of fio's output, with said: the messages of fio and
+    the engine in the text around it (the first ones; a fio client or a
+    shell's 2>&1 puts them there), which say why a run did not run."""
+    said = ()
+
+
+def fio_said(text, most=3):
+    """The first messages of fio or the engine in text, each made safe to
+    quote in one line."""
+    return [CONTROL.sub("?", m.group(0)) for m, _ in zip(MESSAGE.finditer(text), range(most))]
+
+
 def read_documents(text, name):
     """All JSON documents in text; engine or fio messages may stand between."""
     docs, dec, pos = [], decoder(name), 0
+    said = fio_said(text)
     for m in re.finditer(r"^\{", text, re.M):
         if m.start() < pos:
             continue
@@ -107,8 +127,11 @@ def read_documents(text, name):
             # only the input's nesting recurses in the decoder; fio's is 6 deep
             raise BadInput(f"{name}: JSON nested too deep to read: not fio's output, 6 levels deep") from None
         if isinstance(doc, dict):
-            docs.append(doc)
+            docs.append(Document(doc))
+            docs[-1].said = said
         pos = end
+    if not docs and said:
+        raise BadInput(f"{name}: fio wrote no JSON document, only its messages: {short(said[0], 300)}")
     if not docs:
         raise BadInput(f"{name}: no fio JSON document in it (run fio with --output-format=json+)")
     return docs
@@ -635,6 +658,11 @@ def mdfio_sections(doc, name):
             reported[where] = len(sec.jobs)
         sec.jobs.append(j)
     found = [sections[k] for k in merged_order(orders.values())]
+    said = getattr(doc, "said", ())
+    if not found and said:
+        # fio dropped the jobs (a fio server refused the jobfile): not a
+        # jobfile without mdfio
+        raise BadInput(f"{name}: no mdfio job in this fio run; fio said: {short(said[0], 300)}")
     if not found:
         raise BadInput(f"{name}: no mdfio job in this fio run (ioengine=external:.../mdfio-*.so with phase=)")
     return found

@@ -373,6 +373,8 @@ def main(argv=None):
     for line in run.failed():
         print(f"mdfio-report: {run.name}: {line}", file=sys.stderr)
     # said on stderr too: --json, --csv or a pipe may hide the marks
+    if run.marks and run.refused():
+        print(f"mdfio-report: {run.name}: {run.refused()}", file=sys.stderr)
     if run.marks:
         print(f"mdfio-report: {run.name}: {run.not_completed()}", file=sys.stderr)
     return 1 if run.errors or run.marks else 0
