@@ -7,6 +7,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -240,7 +241,6 @@ def test_bad_input(logged_run, tmp_path):
     empty = tmp_path / "nologs"
     empty.mkdir()
     one_line(plot(run_json, "--logs", empty / "lat", "--out", out), "no latency logs there")
-    one_line(plot(run_json, "--out", out), "--logs PREFIX is required")
     # logs of another run: same layout, other counts
     other = tmp_path / "other"
     other.mkdir()
@@ -277,7 +277,10 @@ def test_bad_input(logged_run, tmp_path):
     one_line(plot(run_json, "--logs", other / "lat", "--out", out), f"{bad}: is a directory")
     bad.rmdir()
     bad.write_bytes(good)
-    one_line(plot(run_json, "--logs", prefix, "--out", tmp_path / "absent"), "not a directory")
+    # an --out that cannot be made: under a file, and a file itself
+    one_line(plot(run_json, "--logs", prefix, "--out", bad / "figures"),
+             f"--out {bad / 'figures'}: cannot create it: Not a directory")
+    one_line(plot(run_json, "--logs", prefix, "--out", bad), f"--out {bad}: is not a directory")
     one_line(plot("--scaling", "nolabel", "--out", out), "expected LABEL=RUN.json")
     # options: one line naming the option, not argparse's usage and message
     for value in ("0", "-5", "x", "1e9", ""):
@@ -285,3 +288,31 @@ def test_bad_input(logged_run, tmp_path):
                  f"argument --max-points: expected a positive integer, not {value!r}")
     one_line(plot(run_json, "--bogus"), "unrecognized arguments: --bogus")
     one_line(plot(run_json, "--logs", prefix, "--out", out, "--scaling", f"a={run_json}"), "not both")
+
+
+def test_out_is_made_and_the_json_alone_draws_its_figures(logged_run, tmp_path):
+    """--out DIR that does not exist is made (its parents too), as a user
+    expects. Without --logs the figures of fio's JSON alone are drawn (a
+    boxplot per phase and repeat, repeats-rate), the same as with the
+    logs, and one line on stderr names those skipped for lack of logs."""
+    run_json, prefix = logged_run
+    out = tmp_path / "new" / "figures"
+    proc = plot(run_json, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    names = ["precreate", "benchmark-1", "benchmark-2", "cleanup"]
+    assert proc.stdout.split() == [str(out / f"{n}-boxplot.png") for n in names] + [str(out / "repeats-rate.png")]
+    assert proc.stderr == ("mdfio-plot: no --logs: skipped the timeline and histogram figures of precreate, "
+                           "benchmark-1, benchmark-2, cleanup (they need the latency logs: run fio with "
+                           "latency_log=PREFIX latency_all=1, then give --logs PREFIX)\n")
+    for p in proc.stdout.split():
+        assert png_size(Path(p)) == (1200, 800)
+    full = tmp_path / "full"
+    assert plot(run_json, "--logs", prefix, "--out", full).returncode == 0
+    for name in [f"{n}-boxplot" for n in names] + ["repeats-rate"]:
+        assert (out / f"{name}.dat").read_text() == (full / f"{name}.dat").read_text(), name
+    assert not list(out.glob("*-timeline*")) and not list(out.glob("*-histogram*"))
+    # bad input is refused before the directory is made
+    never = tmp_path / "never"
+    proc = plot(tmp_path / "absent.json", "--out", never)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert not never.exists()

@@ -1,13 +1,14 @@
 """Draws an mdfio run with gnuplot, as PNG (1200x800) and SVG.
 
-    mdfio-plot RUN.json [RUN.json ...] --logs PREFIX [--out DIR]
+    mdfio-plot RUN.json [RUN.json ...] [--logs PREFIX] [--out DIR]
     mdfio-plot --scaling LABEL=RUN.json[,RUN.json...] [LABEL=... ...] [--out DIR]
 
 The first form draws each phase (precreate, every benchmark repeat, cleanup)
 from fio's JSON (json+) and the per-operation latency logs that the engine
 option latency_log=PREFIX wrote (md-workbench -L): a latency timeline per
 operation type, boxplots of the four operations, latency histograms, and the
-rate of every benchmark repeat. The second form draws objects/s per phase
+rate of every benchmark repeat; without --logs only the boxplots and the
+rates, which fio's JSON alone gives. The second form draws objects/s per phase
 against the number of ranks, one line per label (the layout of the
 MD-REAL-IO report's figures). A run is one JSON file, or one per fio process
 of the run (mpirun, srun), comma-separated in --scaling; its figures are over
@@ -70,6 +71,19 @@ def gnuplot(out, name, body):
     if proc.returncode:
         said = proc.stderr.strip().splitlines()
         raise BadInput(f"{script}: gnuplot failed on it: {said[-1] if said else f'exit status {proc.returncode}'}")
+
+
+def output_dir(out):
+    """Makes the directory of the figures, its parents too, if missing:
+    one line if it cannot be made or written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise BadInput(f"--out {out}: is not a directory") from None
+    except OSError as e:
+        raise BadInput(f"--out {out}: cannot create it: {e.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise BadInput(f"--out {out}: not writable")
 
 
 def log_files(prefix, run):
@@ -332,21 +346,19 @@ def plot_scaling(out, runs):
 def main(argv=None):
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
-    ap.add_argument("--logs", help="the latency_log= prefix the run was made with")
+    ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines and "
+                                   "histograms; without it, the figures of the JSON alone)")
     ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
                     help="draw objects/s against the number of ranks")
-    ap.add_argument("--out", default=".", help="directory for the figures (default: .)")
+    ap.add_argument("--out", default=".", help="directory for the figures, made if missing (default: .)")
     ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
     args = ap.parse_args(argv)
     if args.scaling and (args.run or args.logs):
-        ap.error("--scaling draws the runs it names: give RUN.json --logs PREFIX, or --scaling, not both")
+        ap.error("--scaling draws the runs it names: give RUN.json [--logs PREFIX], or --scaling, not both")
     out = Path(args.out)
+    skipped = None
     try:
-        if not out.is_dir():
-            raise BadInput(f"--out {out}: not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise BadInput(f"--out {out}: not writable")
         made = []
         if args.scaling:
             runs = []
@@ -355,13 +367,19 @@ def main(argv=None):
                 if not sep or not lab or not path:
                     raise BadInput(f"--scaling {item}: expected LABEL=RUN.json[,RUN.json...]")
                 runs.append((lab, load_run(path.split(","))))
+            output_dir(out)
             made.append(plot_scaling(out, runs))
             named = [(f"--scaling {item}", run) for item, (_, run) in zip(args.scaling, runs)]
         elif args.run:
-            if not args.logs:
-                raise BadInput("--logs PREFIX is required: the latency_log= prefix of the run")
             run = load_run(args.run)
-            logs = log_files(args.logs, run)
+            # without the logs, the figures of fio's JSON alone (boxplots,
+            # repeats-rate), and a line naming those skipped
+            logs = log_files(args.logs, run) if args.logs else {label(f): {} for f in run.phases}
+            if not args.logs and run.phases:
+                skipped = ("no --logs: skipped the timeline and histogram figures of "
+                           f"{', '.join(label(f) for f in run.phases)} (they need the latency logs: run fio with "
+                           "latency_log=PREFIX latency_all=1, then give --logs PREFIX)")
+            output_dir(out)
             scope = scope_note(run)
             for f in run.phases:
                 cache = {}   # the phase's logs, read once for its timeline and histogram
@@ -370,12 +388,14 @@ def main(argv=None):
             made.append(plot_repeats(out, run, scope))
             named = [(run.name, run)]
         else:
-            raise BadInput("no run: give RUN.json --logs PREFIX, or --scaling LABEL=RUN.json ...")
+            raise BadInput("no run: give RUN.json [--logs PREFIX], or --scaling LABEL=RUN.json ...")
     except BadInput as e:
         print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2
     for name in filter(None, made):
         print(out / f"{name}.png")
+    if skipped:
+        print(f"mdfio-plot: {skipped}", file=sys.stderr)
     # the phases not every rank completed have no figures (no point in
     # repeats-rate or scaling): said as mdfio-report says it, exit 1
     broken = [(name, run) for name, run in named if run.marks]
