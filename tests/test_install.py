@@ -39,15 +39,34 @@ def test_layout(prefix):
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio")] + \
-             ["bin/mdfio-report", "bin/mdfio-plot", "share/mdfio/md-workbench.fio", "share/doc/mdfio/README.md"]:
+             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "share/mdfio/md-workbench.fio",
+              "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
         assert f in files, files
-    for tool in ("mdfio-report", "mdfio-plot"):
+    tools = sorted(f.split("/", 1)[1] for f in files if f.startswith("bin/"))
+    assert tools == ["mdfio-jobfile", "mdfio-plot", "mdfio-report"], tools
+    for tool in tools:
         assert os.access(prefix / "bin" / tool, os.X_OK)
+        # every tool has its man page
+        assert f"share/man/man1/{tool}.1" in files, files
     # what only the build tree and the tests need stays there
     assert not [f for f in files if re.search(r"hide_opcode|bare-loop|/test_|fio-nr-ios", f)], files
     jobfile = (prefix / "share" / "mdfio" / "md-workbench.fio").read_text()
     assert f"\nioengine=external:{prefix / engine_dir}/mdfio-posix.so\n" in jobfile
     assert "./build" not in jobfile
+
+
+def test_installed_jobfile_tool_writes_the_installed_jobfile(prefix, tmp_path):
+    """The installed mdfio-jobfile takes the installed jobfile's [global],
+    which names the installed engine, from a directory that is not the
+    repository."""
+    env = {**os.environ, "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(["mdfio-jobfile", "-R", "5"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    shipped = (prefix / "share" / "mdfio" / "md-workbench.fio").read_text()
+    engine = re.search(r"^ioengine=.*$", shipped, re.M).group(0)
+    assert re.search(rf"^{re.escape(engine)}$", proc.stdout, re.M) and proc.stdout.count("phase=benchmark") == 5
 
 
 def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
