@@ -1,5 +1,6 @@
 """tools/mdfio-jobfile as a command: its man page names every option it
-has. What it writes, run by fio: tests/jobfiles/test_md_workbench.py."""
+has, and a --from file it cannot use is one line, not a traceback or a read
+without end. What it writes, run by fio: tests/jobfiles/test_md_workbench.py."""
 import re
 import subprocess
 import sys
@@ -42,3 +43,30 @@ def test_every_tool_has_a_man_page_with_every_option():
         assert "-h" in options and len(options) > 2, heads
         missing = sorted(o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text))
         assert not missing, (name, missing)
+
+
+def one_line(proc, start):
+    assert proc.returncode == 2 and proc.stdout == b"", proc.stdout[:200] + proc.stderr
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mdfio-jobfile: {start}"), proc.stderr
+    assert "Traceback" not in lines[0]
+
+
+def test_a_from_file_it_cannot_use_is_one_line(tmp_path):
+    """--from a device (read until memory ran out), binary data, a
+    directory, a file without a [global] section: one line naming --from
+    and the file. A jobfile's bytes that are not UTF-8 (a comment in
+    Latin-1) pass through as they are."""
+    one_line(tool("--from", "/dev/zero"), "--from /dev/zero: ")
+    binary = tmp_path / "binary.fio"
+    binary.write_bytes(b"[global]\nioengine=null\n\0\0\0[j]\n")
+    one_line(tool("--from", binary), f"--from {binary}: holds NUL bytes")
+    one_line(tool("--from", tmp_path), f"--from {tmp_path}: cannot read it: Is a directory")
+    one_line(tool("--from", "/dev/null"), "--from /dev/null: no [global] section")
+    one_line(tool("--from", tmp_path / "absent.fio"), f"--from {tmp_path / 'absent.fio'}: cannot read it")
+    latin = tmp_path / "latin1.fio"
+    latin.write_bytes(b"; caf\xe9\n[global]\n; r\xe9sum\xe9\nioengine=null\n[precreate]\nphase=precreate\n")
+    proc = tool("-R", "2", "--from", latin)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(b"[global]\n; r\xe9sum\xe9\nioengine=null\nrepeats=2\n"), proc.stdout
+    assert proc.stdout.count(b"phase=benchmark") == 2

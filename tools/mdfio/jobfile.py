@@ -18,6 +18,8 @@ DEFAULT_REPEATS = 3
 # segments of JOBS_PER_SEG (8), of which fio fills one less than its
 # REAL_MAX_SEG (fio.h, init.c: add_thread_segment), in 3.33 and 3.41
 FIO_MAX_JOBS = 4088
+# the most a --from jobfile may hold: far beyond a [global] section
+MAX_JOBFILE = 16 << 20
 
 
 def global_section(text):
@@ -90,12 +92,22 @@ def main(argv=None):
     if source is None:
         ap.error("--from: no shipped md-workbench.fio found beside this tool; name a jobfile")
     try:
-        text = source.read_text()
+        with open(source, "rb") as f:
+            data = f.read(MAX_JOBFILE + 1)
     except OSError as e:
         ap.error(f"--from {source}: cannot read it: {e.strerror}")
+    # a device or binary data is no jobfile (/dev/zero was read until
+    # memory ran out); bytes that are not UTF-8 (a Latin-1 comment) are
+    # fio's to read, and pass through as they are
+    if len(data) > MAX_JOBFILE:
+        ap.error(f"--from {source}: more than {MAX_JOBFILE >> 20} MiB: expected a fio jobfile")
+    if b"\0" in data:
+        ap.error(f"--from {source}: holds NUL bytes: binary data, expected a fio jobfile")
+    text = data.decode("utf-8", errors="surrogateescape")
     try:
         g = global_section(text)
     except ValueError as e:
         ap.error(f"--from {source}: {e}")
-    sys.stdout.write(jobfile(g, repeats, args.adaptive_waiting))
+    sys.stdout.flush()
+    sys.stdout.buffer.write(jobfile(g, repeats, args.adaptive_waiting).encode("utf-8", errors="surrogateescape"))
     return 0
