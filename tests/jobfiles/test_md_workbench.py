@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from conftest import SOURCE_ROOT, engine_path, fio_env, run_fio
-from mdfio.jobfile import ADAPTIVE_WAITING_FACTORS, global_section, jobfile
+from mdfio.jobfile import ADAPTIVE_WAITING_FACTORS, global_section, with_repeats
 
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
 
@@ -97,7 +97,7 @@ def test_the_shipped_jobfile_is_one_fio_group_the_generator_writes():
     text = JOBFILE.read_text()
     assert "stonewall" not in text.splitlines()
     body = text[text.index("[global]"):]
-    assert body == jobfile(global_section(text), 3, repeats_option="${MDW_R}|3")
+    assert body == with_repeats(global_section(text), 3, repeats_option="${MDW_R}|3")
 
 
 def test_more_repeats_than_shipped_in_exactly_as_many_sections(tmpfs, tmp_path):

@@ -36,7 +36,7 @@ def positive_seconds(text):
     return value
 
 
-def run(main):
+def run_as_command(main):
     """Runs a tool's main() as the command's process. Python ignores
     SIGPIPE and raises BrokenPipeError at a write to a closed pipe, which
     ended `mdfio-report run.json | head` in a traceback; with SIGPIPE's
@@ -47,17 +47,17 @@ def run(main):
 
 
 # The commands as pip installs them (pyproject.toml); meson installs the
-# scripts in tools/, which call run() the same way.
+# scripts in tools/, which call run_as_command() the same way.
 def report_command():
     from mdfio.report import main
-    run(main)
+    run_as_command(main)
 
 
 def plot_command():
     from mdfio.plot import main
-    run(main)
+    run_as_command(main)
 
 
 def jobfile_command():
     from mdfio.jobfile import main
-    run(main)
+    run_as_command(main)

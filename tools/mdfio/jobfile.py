@@ -30,7 +30,7 @@ def global_section(text):
     return "[global]\n" + m.group(1).rstrip("\n") + "\n"
 
 
-def jobfile(global_text, repeats, adaptive_waiting=False, repeats_option=None):
+def with_repeats(global_text, repeats, adaptive_waiting=False, repeats_option=None):
     """A jobfile of precreate, benchmark repeats 1..repeats (eight each, one
     per waiting factor, with adaptive_waiting) and cleanup. repeats= is set
     to repeats_option (text, e.g. an ${MDW_R} reference) or to repeats."""
@@ -109,5 +109,5 @@ def main(argv=None):
     except ValueError as e:
         ap.error(f"--from {source}: {e}")
     sys.stdout.flush()
-    sys.stdout.buffer.write(jobfile(g, repeats, args.adaptive_waiting).encode("utf-8", errors="surrogateescape"))
+    sys.stdout.buffer.write(with_repeats(g, repeats, args.adaptive_waiting).encode("utf-8", errors="surrogateescape"))
     return 0
