@@ -52,6 +52,10 @@ def test_quick_bench_writes_every_section(request, tmp_path):
         doc = json.loads(md.with_suffix(".json").read_text())
         assert doc["section"] == section and doc["quick"] is True
         assert doc["command"] == ["bench/run", "--quick", "--out", str(out)]
+        head = subprocess.run(["git", "-C", str(SOURCE_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+        if head.returncode == 0:
+            assert doc["commit"] == head.stdout.strip() and isinstance(doc["tree_clean"], bool), doc
+            assert f"Measured at commit {doc['commit']}" in md.read_text()
         machine = doc["machine"]
         assert machine["cpus"] == os.cpu_count() and machine["kernel"] == os.uname().release
         assert machine["fio_version"].startswith("fio-")
@@ -405,3 +409,42 @@ def test_barrier_compares_builds_and_finds_one_poller_per_fio(tmp_path):
     # while the last fio is held back (join_timeout's probes come later)
     assert fenced["waiting: requests/s"] == 0 and fenced["per barrier"] > 0, table
     assert "Reproduce: `bench/run --only barrier --before-build DIR --quick`" in md.read_text()
+
+
+def bench_run_module():
+    """bench/run, imported as a module (its main() does not run)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("bench_run", str(SOURCE_ROOT / "bench" / "run"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_run", loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_a_set_up_that_fails_after_losetup_leaves_nothing(tmp_path, monkeypatch):
+    """A mount refused after the loop device is attached (here a mount
+    that always fails, first on PATH): the loop device, the image and the
+    mount point go, and the failure reaches the caller."""
+    need_root("bench/run attaches loop devices")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "mount").write_text("#!/bin/sh\necho 'mount: refused by the test' >&2\nexit 32\n")
+    (fake / "mount").chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    bench = bench_run_module()
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    with pytest.raises(subprocess.CalledProcessError):
+        bench.Fs("ext4", work, size="64M")
+    attached = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    assert str(work) not in attached, attached
+    assert os.listdir(work) == []
+
+
+def test_a_result_is_never_written_over(tmp_path):
+    bench = bench_run_module()
+    (tmp_path / "2026-11-26-engines.md").write_text("kept\n")
+    assert bench.result_base(tmp_path, "2026-11-26-engines") == tmp_path / "2026-11-26-engines-2"
+    (tmp_path / "2026-11-26-engines-2.json").write_text("{}\n")
+    assert bench.result_base(tmp_path, "2026-11-26-engines") == tmp_path / "2026-11-26-engines-3"
+    assert bench.result_base(tmp_path, "2026-11-26-pairs") == tmp_path / "2026-11-26-pairs"
