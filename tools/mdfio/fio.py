@@ -32,15 +32,6 @@ def jobfile(phases, root, engine, numjobs=1, bs=3901, stonewall=True, **opts):
     return "\n".join(lines) + "\n"
 
 
-def adopt(root, datasets, precreate, bs):
-    """Gives a namespace of one rank made by bench/bare-loop's precreate the
-    status file of a finished mdfio precreate, so that an engine's benchmark
-    or cleanup runs on it (the benchmarks measure those phases alone)."""
-    (Path(root) / "mdfio.status").write_text(
-        f"mdfio-status 1\nranks 1\ndatasets {datasets}\nprecreate-per-set {precreate}\nobject-size {bs}\n"
-        f"start-index 0\nleft 0 -\nrank 0 ready 0 bench\n")
-
-
 def section_name(phase, position):
     return f"[{phase}-{position}]"
 
