@@ -416,6 +416,28 @@ class Latency:
                                "not the JSON of an mdfio fio run")
 
 
+def slot_seconds(slot, who):
+    """A process's time of the phase whose count is in slot (a Reader of
+    one slot of a job: read, write, trim), in seconds: the engine's exact
+    one, the single slat_ns sample of the slot (ns), once the process has
+    ended its phase; else fio's runtime (whole ms, rounded up), which fio
+    measures only for a process that moved bytes there (backend.c,
+    update_runtime): None when not measured. The one reading of a phase's
+    time, for the tools and bench/run alike; who names the job in an
+    error."""
+    coarse = slot.counter("runtime")    # fio writes it for every slot
+    exact = slot.child("slat_ns")
+    if exact.counter("N") == 1:
+        ns = exact.counter("max")
+        # 0 ns the engine never records (its clock has moved by the end of
+        # a phase), and every rate is over it
+        if not ns:
+            raise BadInput(f"{who}: a phase time of 0 ns ({slot.where} slat_ns): the engine never records one: "
+                           "not the JSON of an mdfio fio run")
+        return ns / 1e9
+    return coarse / 1000.0 or None
+
+
 class Job:
     """One process's record of fio's JSON (a job, or a numjobs clone): with
     the engine's description, a global rank of its run and the host that
@@ -449,23 +471,9 @@ class Job:
 
     def phase_s(self, slot):
         """This process's time of the phase whose count is in slot, in
-        seconds: the engine's exact one, the single slat_ns sample of the
-        slot (ns), if it ended its phase; else fio's runtime (whole ms,
-        rounded up), which fio measures only for a process that moved bytes
-        there (backend.c, update_runtime): None when not measured."""
-        coarse = self.runtime_ms(slot)
-        exact = Latency(self.slot(slot).child("slat_ns"))
-        if exact.n == 1:
-            return self._exact_s(exact.max, slot)
-        return coarse / 1000.0 or None
-
-    def _exact_s(self, ns, slot):
-        """The engine's phase time in seconds; 0 ns it never records (its
-        clock has moved by the end of a phase), and every rate is over it."""
-        if not ns:
-            raise BadInput(f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}: a phase time of 0 ns "
-                           f"({slot} slat_ns): the engine never records one: not the JSON of an mdfio fio run")
-        return ns / 1e9
+        seconds (slot_seconds), its slat_ns checked as a latency object."""
+        Latency(self.slot(slot).child("slat_ns"))
+        return self.time_so_far(slot)
 
     def phase_ended(self, slot):
         """Whether this process has ended the phase whose count is in slot:
@@ -482,13 +490,9 @@ class Job:
 
     def time_so_far(self, slot):
         """This process's time in the phase whose count is in slot, in
-        seconds, read as done() reads: the exact one once it has ended,
-        else fio's runtime up to its report; None before fio has measured
-        any."""
-        exact = self.slot(slot).child("slat_ns")
-        if exact.counter("N") == 1:
-            return self._exact_s(exact.counter("max"), slot)
-        return self.runtime_ms(slot) / 1000.0 or None
+        seconds, read as done() reads (slot_seconds): the exact one once it
+        has ended, else fio's runtime up to its report."""
+        return slot_seconds(self.slot(slot), f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}")
 
     def began(self, slot):
         """Whether this process had begun the phase whose count is in slot
