@@ -668,11 +668,46 @@ static int engine_option_refused(const struct thread_data *t, char *msg, size_t 
 	return 0;
 }
 
+/* What mdfio_check_run found, kept for the jobs that ask after the first:
+ * every job's setup asks, and checking every job each time made fio's
+ * set-up of a long jobfile quadratic in its sections (times the options
+ * checked). Taken again if fio's table of jobs has grown since. */
+static struct {
+	unsigned int jobs;	/* thread_number when checked; 0: not yet */
+	int bad;
+	char **line;		/* per job: its refusal, or NULL */
+} run_check;
+
+static void forget_run_check(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < run_check.jobs; i++)
+		free(run_check.line[i]);
+	free(run_check.line);
+	run_check.line = NULL;
+	run_check.jobs = 0;
+	run_check.bad = 0;
+}
+
 int mdfio_check_run(const struct thread_data *td, int direct)
 {
 	struct thread_data *t;
 	int i, bad = 0;
+	char **line;
 
+	if (!run_check.jobs || run_check.jobs != thread_number) {
+		forget_run_check();
+		run_check.line = calloc(thread_number ? thread_number : 1, sizeof(*run_check.line));
+	}
+	if (run_check.line && run_check.jobs) {
+		/* the job refused says so, once; every other one fails
+		 * quietly, so that no job of the run touches the namespace */
+		line = &run_check.line[td->thread_number - 1];
+		if (*line)
+			mdfio_error("%s", *line);
+		return run_check.bad;
+	}
 	mdfio_for_each_td(t, i) {
 		/* another engine's backend is checked by that engine */
 		struct mdfio_check c = { .direct = t->io_ops == td->io_ops ? direct : -1 };
@@ -690,11 +725,15 @@ int mdfio_check_run(const struct thread_data *td, int direct)
 			if (!refused(&t->o, 1, &c))
 				continue;
 		}
-		/* the job refused says so, once; every other one fails
-		 * quietly, so that no job of the run touches the namespace */
 		if (t == td)
 			mdfio_error("%s", c.msg);
+		if (run_check.line)
+			run_check.line[i] = strdup(c.msg);
 		bad = 1;
+	}
+	if (run_check.line) {
+		run_check.jobs = thread_number;
+		run_check.bad = bad;
 	}
 	return bad;
 }
@@ -709,11 +748,15 @@ uint64_t mdfio_phase_units(const struct mdfio_options *eo)
 
 
 /* The benchmark sections of the jobfile that share td's root: the largest
- * repeats= any asks for, and whether each repeat up to it has a section. */
+ * repeats= any asks for, and whether each repeat up to it has a section.
+ * Every job's setup asks, so it is one pass over the jobs, not one per
+ * repeat: a jobfile of R repeats took fio's set-up O(R^3) (bench/run's
+ * walltime section). */
 static unsigned int missing_repeat(struct thread_data *td, unsigned int *wanted)
 {
 	struct thread_data *t;
-	unsigned int k;
+	unsigned char *found;
+	unsigned int k, missing = 0;
 	int i;
 
 	*wanted = 0;
@@ -724,19 +767,23 @@ static unsigned int missing_repeat(struct thread_data *td, unsigned int *wanted)
 		    !strcmp(t->o.directory, td->o.directory) && o->repeats > *wanted)
 			*wanted = o->repeats;
 	}
-	for (k = 1; k <= *wanted; k++) {
-		int found = 0;
+	if (!*wanted)
+		return 0;
+	found = calloc((size_t)*wanted + 1, 1);
+	if (!found)
+		return 1;	/* refused, with the line naming repeat 1 */
+	mdfio_for_each_td(t, i) {
+		const struct mdfio_options *o = t->eo;
 
-		mdfio_for_each_td(t, i) {
-			const struct mdfio_options *o = t->eo;
-
-			found |= t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 &&
-				 !strcmp(t->o.directory, td->o.directory) && o->repeat == k;
-		}
-		if (!found)
-			return k;
+		if (t->io_ops == td->io_ops && o->phase == MDFIO_BENCHMARK + 1 && o->repeat <= *wanted &&
+		    !strcmp(t->o.directory, td->o.directory))
+			found[o->repeat] = 1;
 	}
-	return 0;
+	for (k = 1; k <= *wanted && !missing; k++)
+		if (!found[k])
+			missing = k;
+	free(found);
+	return missing;
 }
 
 int mdfio_check_jobfile(struct thread_data *td)

@@ -407,19 +407,15 @@ static int status_left(void *arg)
  * counts nothing). */
 static int section_over(struct thread_data *prev)
 {
-	struct thread_data *t;
-	int i, n = prev->o.numjobs > 0 ? (int)prev->o.numjobs : 1;
+	unsigned int k, n = prev->o.numjobs > 0 ? prev->o.numjobs : 1;
 
-	if (__atomic_load_n(&clones_ended[prev->thread_number - 1], __ATOMIC_ACQUIRE) >= (uint32_t)n)
+	if (__atomic_load_n(&clones_ended[prev->thread_number - 1], __ATOMIC_ACQUIRE) >= n)
 		return 1;
-	mdfio_for_each_td(t, i) {
-		if (t->thread_number < prev->thread_number)
-			continue;
-		if (t->thread_number >= prev->thread_number + n)
-			break;
-		if (t->runstate < TD_EXITED)
+	/* its clones follow it in fio's table: every waiting job of a long
+	 * jobfile looks here at each recheck, so not a walk over all jobs */
+	for (k = 0; k < n && prev->thread_number - 1 + k < thread_number; k++)
+		if (tnumber_to_td(prev->thread_number - 1 + k)->runstate < TD_EXITED)
 			return 0;
-	}
 	return 1;
 }
 
