@@ -44,6 +44,8 @@ static struct queue *queue;
 static pid_t agent_pid;
 static pthread_t agent;
 static int stopping;
+/* the agent's PMIx client: 0 not yet started, 1 up, -1 refused */
+static int client;
 static struct mdfio_rankfile_fence fence;
 
 static void wake(uint32_t *word)
@@ -143,12 +145,31 @@ static void *agent_main(void *arg)
 			syscall(SYS_futex, &q->asked, FUTEX_WAIT, asked, &ts, NULL, 0);
 			continue;
 		}
-		if (!fence_once(&status))
-			break;
-		if (status != PMIX_SUCCESS) {
-			__atomic_store_n(&q->broken, 1, __ATOMIC_RELEASE);
-			mdfio_notice("PMIx_Fence failed (%s): the barrier polls the rank file from here on",
-				     PMIx_Error_string(status));
+		/* The client starts at the first fence, in this thread, not
+		 * at fio's set-up: its own thread is busiest as it connects,
+		 * and fio forks its jobs right after the set-up. A fork while
+		 * another thread allocates leaves the child a locked allocator
+		 * under AddressSanitizer (GCC 12's runtime has no fork
+		 * handler), which hung a job at its first malloc. */
+		if (!client) {
+			pmix_proc_t me;
+
+			status = PMIx_Init(&me, NULL, 0);
+			client = status == PMIX_SUCCESS ? 1 : -1;
+			if (client < 0) {
+				__atomic_store_n(&q->broken, 1, __ATOMIC_RELEASE);
+				mdfio_notice("PMIX_NAMESPACE is set, but PMIx_Init failed (%s): the barrier polls the rank file",
+					     PMIx_Error_string(status));
+			}
+		}
+		if (client > 0) {
+			if (!fence_once(&status))
+				break;
+			if (status != PMIX_SUCCESS) {
+				__atomic_store_n(&q->broken, 1, __ATOMIC_RELEASE);
+				mdfio_notice("PMIx_Fence failed (%s): the barrier polls the rank file from here on",
+					     PMIx_Error_string(status));
+			}
 		}
 		/* done or failed, the ranks look at the file now */
 		__atomic_store_n(r->fenced, r->round, __ATOMIC_RELEASE);
@@ -169,15 +190,14 @@ static void leave(void)
 	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
 	wake(&queue->asked);
 	pthread_join(agent, NULL);
-	PMIx_Finalize(NULL, 0);
+	if (client > 0)
+		PMIx_Finalize(NULL, 0);
 	queue = NULL;
 }
 
 const struct mdfio_rankfile_fence *mdfio_launcher_fence(void)
 {
 	static int tried;
-	pmix_proc_t me;
-	pmix_status_t status;
 	Dl_info self;
 	int err;
 
@@ -193,16 +213,9 @@ const struct mdfio_rankfile_fence *mdfio_launcher_fence(void)
 		mdfio_notice("cannot keep the engine loaded for its PMIx client: the barrier polls the rank file");
 		return NULL;
 	}
-	status = PMIx_Init(&me, NULL, 0);
-	if (status != PMIX_SUCCESS) {
-		mdfio_notice("PMIX_NAMESPACE is set, but PMIx_Init failed (%s): the barrier polls the rank file",
-			     PMIx_Error_string(status));
-		return NULL;
-	}
 	queue = mmap(NULL, sizeof(*queue), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (queue == MAP_FAILED) {
 		queue = NULL;
-		PMIx_Finalize(NULL, 0);
 		return NULL;
 	}
 	agent_pid = getpid();
@@ -212,7 +225,6 @@ const struct mdfio_rankfile_fence *mdfio_launcher_fence(void)
 			     strerror(err));
 		munmap(queue, sizeof(*queue));
 		queue = NULL;
-		PMIx_Finalize(NULL, 0);
 		return NULL;
 	}
 	atexit(leave);
