@@ -20,11 +20,12 @@ import contextlib
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import netns
 
 START_TIMEOUT = 30  # s until glusterd answers, the volume has started or a mount is up
 KILL_TIMEOUT = 10   # s for killed processes to go
@@ -228,43 +229,17 @@ class Volume:
                 f"sleep 0.02; done")
 
     def processes(self):
-        """Every process in the volume's network namespace: the daemons
-        and every FUSE client, the hosts' too."""
-        try:
-            mine = os.stat(self.netns).st_ino
-        except (OSError, AttributeError):
-            return []
-        found = []
-        for e in Path("/proc").iterdir():
-            if e.name.isdigit() and int(e.name) != self.holder.pid:
-                with contextlib.suppress(OSError):
-                    if os.stat(f"/proc/{e.name}/ns/net").st_ino == mine:
-                        found.append(int(e.name))
-        return found
+        """Every process in the namespace: the daemons and every FUSE
+        client, the hosts' too."""
+        return netns.processes_in(self.holder)
 
     def stop(self):
         """Unmounts the mounts of mount(), kills every process of the
         namespace and removes the state."""
         try:
-            for path, _ in self.mounts:
-                # lazily: a process still in it must not keep the mount
-                subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=KILL_TIMEOUT)
-            if self.holder is not None:
-                deadline = time.monotonic() + KILL_TIMEOUT
-                while (found := self.processes()):
-                    if time.monotonic() > deadline:
-                        raise RuntimeError(f"processes {found} of the GlusterFS volume survive SIGKILL")
-                    for pid in found:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(pid, signal.SIGKILL)
-                    time.sleep(0.05)
+            netns.end(self.mounts, self.holder, "the GlusterFS volume", KILL_TIMEOUT)
         finally:
-            for p in [self.glusterd, self.holder, *(p for _, p in self.mounts)]:
-                if p is not None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(p.pid, signal.SIGKILL)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        p.wait(timeout=KILL_TIMEOUT)
+            netns.reap([self.glusterd, self.holder, *(p for _, p in self.mounts)], KILL_TIMEOUT)
             self.mounts.clear()
             self.glusterd = self.holder = None
             for sub in ("work", "run", "brick"):
@@ -272,9 +247,7 @@ class Volume:
 
 
 def _mounted(path):
-    real = os.path.realpath(path)
-    with open("/proc/self/mounts") as f:
-        return any(line.split()[1] == real and line.split()[2] == "fuse.glusterfs" for line in f)
+    return netns.fuse_mounted(path, "fuse.glusterfs")
 
 
 @contextlib.contextmanager
