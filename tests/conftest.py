@@ -533,19 +533,33 @@ def shared_servers(shared_fs, tmp_path):
         assert not SANITIZER_REPORT.search(log.read_text()), log.read_text()
 
 
-def shared_client(servers, text, tmp_path, check=None, timeout=SHARED_TIMEOUT):
-    """A fio client of servers running the job text."""
+def fio_client(servers, text, tmp_path, per_host=False, check=None, timeout=300):
+    """fio --client for every server (fio servers, mdfio.hosts) running
+    the job text: one hosts file, or (per_host) the per-host form
+    --client=A job --client=B job. Its FioRun's messages are what the
+    servers printed (in the client's output file, before its JSON) and
+    the client's own output; no sanitizer report."""
     n = len(list(tmp_path.glob("client-*.fio")))
     job = tmp_path / f"client-{n}.fio"
-    hosts = tmp_path / f"client-{n}.hosts"
-    hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
-    run = mdfio.fio.run(job, text, args=[f"--client={hosts}"], env=fio_env(), timeout=timeout)
+    job.write_text(text)
+    if per_host:
+        args = [a for s in servers for a in (s.client_arg, str(job))][:-1]
+    else:
+        hosts = tmp_path / f"client-{n}.hosts"
+        hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+        args = [f"--client={hosts}"]
+    run = mdfio.fio.run(job, args=args, env=fio_env(), timeout=timeout)
     output = job.with_suffix(".json").read_text()
     run.messages = output[:output.find("\n{")] + run.stdout + run.stderr
     assert not SANITIZER_REPORT.search(run.messages), run.messages
     if check is not None:
         assert (run.rc == 0) == check, f"rc={run.rc}\n{run.messages}"
     return run
+
+
+def shared_client(servers, text, tmp_path, check=None, timeout=SHARED_TIMEOUT):
+    """A fio client of servers on the shared file system."""
+    return fio_client(servers, text, tmp_path, check=check, timeout=timeout)
 
 
 def shared_job(phases, root, servers, clones=1, **opts):

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, engine_path, expected, fio_env, namespace,
-                      need_mpich, need_mpirun)
+from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, engine_path, expected, fio_client, fio_env,
+                      namespace, need_mpich, need_mpirun)
 from mdfio.fiojson import read_documents
 
 D, P, I = 3, 8, 3
@@ -25,25 +25,7 @@ TIMEOUT = 300       # s, any one fio client or mpirun
 
 
 def client(servers, text, tmp_path, per_host=False, check=None):
-    """fio --client for every server: one hosts file and one jobfile, or
-    (per_host) the per-host form --client=A job --client=B job."""
-    n = len(list(tmp_path.glob("client-*.fio")))
-    job = tmp_path / f"client-{n}.fio"
-    job.write_text(text)
-    if per_host:
-        args = [a for s in servers for a in (s.client_arg, str(job))][:-1]
-    else:
-        hosts = tmp_path / f"client-{n}.hosts"
-        hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
-        args = [f"--client={hosts}"]
-    run = mdfio.fio.run(job, args=args, env=fio_env(), timeout=TIMEOUT)
-    # what the servers print reaches the client's output file, before its JSON
-    output = job.with_suffix(".json").read_text()
-    run.messages = output[:output.find("\n{")] + run.stdout + run.stderr
-    assert not SANITIZER_REPORT.search(run.messages), run.messages
-    if check is not None:
-        assert (run.rc == 0) == check, f"rc={run.rc}\n{run.messages}"
-    return run
+    return fio_client(servers, text, tmp_path, per_host=per_host, check=check, timeout=TIMEOUT)
 
 
 def job(phases, root, hosts, clones, **opts):

@@ -326,14 +326,16 @@ def test_concatenated_documents_and_stdin(runs, tmp_path):
     assert proc.returncode == 0 and proc.stdout.decode() == report(path).stdout, proc.stderr
 
 
-def test_client_server_json(tmp_path, tmpfs):
+def over_a_fio_server(tmp_path, jobtext):
+    """fio --client of one fio server on loopback running jobtext, with
+    json+ into tmp_path/cs.json: (the client's CompletedProcess, that
+    path). The client retries while the server is not listening yet."""
     port = 18000 + random.randrange(1000)
     server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, env=fio_env())
     try:
         jobfile = tmp_path / "cs.fio"
-        jobfile.write_text(job(["precreate", "benchmark", "cleanup"], tmpfs, numjobs=2, datasets=2,
-                               precreate_per_set=20, steps_per_set=10, bs=500))
+        jobfile.write_text(jobtext)
         out = tmp_path / "cs.json"
         for _ in range(50):
             proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
@@ -341,10 +343,17 @@ def test_client_server_json(tmp_path, tmpfs):
                                   env=fio_env())
             if proc.returncode == 0 or "connect" not in proc.stderr:
                 break
-        assert proc.returncode == 0, proc.stderr
+            time.sleep(0.1)
     finally:
         server.terminate()
         server.wait()
+    return proc, out
+
+
+def test_client_server_json(tmp_path, tmpfs):
+    proc, out = over_a_fio_server(tmp_path, job(["precreate", "benchmark", "cleanup"], tmpfs, numjobs=2,
+                                                datasets=2, precreate_per_set=20, steps_per_set=10, bs=500))
+    assert proc.returncode == 0, proc.stderr
     assert "client_stats" in out.read_text()
     got = json.loads(report(out, "--json").stdout)["records"]
     assert [(r["phase"], r["objects"], r["ranks"]) for r in got] == \
@@ -469,23 +478,8 @@ def test_a_run_fio_servers_refused_says_why(tmp_path):
     server's messages. The report quotes them; it does not ask for an mdfio
     job as if the jobfile had none."""
     missing = tmp_path / "no-parent" / "root"
-    port = 18000 + random.randrange(1000)
-    server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=fio_env())
-    try:
-        jobfile = tmp_path / "cs.fio"
-        jobfile.write_text(job(["precreate", "cleanup"], missing, numjobs=2, datasets=2, precreate_per_set=5))
-        out = tmp_path / "cs.json"
-        for _ in range(50):
-            proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
-                                   f"--output={out}", str(jobfile)], capture_output=True, text=True,
-                                  env=fio_env())
-            if proc.returncode == 0 or "connect" not in proc.stderr:
-                break
-            time.sleep(0.1)
-    finally:
-        server.terminate()
-        server.wait()
+    proc, out = over_a_fio_server(tmp_path, job(["precreate", "cleanup"], missing, numjobs=2, datasets=2,
+                                                precreate_per_set=5))
     assert proc.returncode == 0 and '"client_stats" : [' in out.read_text(), proc.stderr
     proc = report(out)
     one_line_exit_2(proc, str(out))
