@@ -438,6 +438,22 @@ def parent_of(pid):
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
+# a rank killed while it wrote a status update leaves that file
+# (mdfio.status.<host>.<thread>.<n>.tmp); the cleanup that removes the
+# status removes it too, unless it was killed before its first write (an
+# empty file proves nothing)
+KILLED_UPDATE = re.compile(r"mdfio\.status\..+\.tmp")
+
+
+def but_killed_updates(names):
+    return [n for n in names if not KILLED_UPDATE.fullmatch(n)]
+
+
+def after_cleanup(root):
+    """What a cleanup left in root, but for empty updates of killed ranks."""
+    return [n for n in os.listdir(root) if not (KILLED_UPDATE.fullmatch(n) and os.path.getsize(root / n) == 0)]
+
+
 def kill_fio_when(jobtext, tmp_path, ready):
     """Starts fio on jobtext and kills it and its job processes with
     SIGKILL once ready() holds (within 60 s)."""

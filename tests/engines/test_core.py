@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import (SANITIZER_REPORT, edit_status, engine_path, expected, fio_env, job, kill_fio_when, namespace,
-                      old_status, run_fio)
+from conftest import (SANITIZER_REPORT, after_cleanup, but_killed_updates, edit_status, engine_path, expected,
+                      fio_env, job, kill_fio_when, namespace, old_status, run_fio)
 
 D, P, I = 3, 8, 3
 
@@ -171,22 +171,6 @@ def test_benchmark_or_cleanup_without_precreate(tmpfs, tmp_path, engine):
         lines = run.mdfio_lines()
         assert len(lines) == 1 and "run phase=precreate first" in lines[0], run.stderr
     assert os.listdir(tmpfs) == []
-
-
-# a rank killed while it wrote a status update leaves that file
-# (mdfio.status.<host>.<thread>.<n>.tmp); the cleanup that removes the
-# status removes it too, unless it was killed before its first write (an
-# empty file proves nothing)
-KILLED_UPDATE = re.compile(r"mdfio\.status\..+\.tmp")
-
-
-def but_killed_updates(names):
-    return [n for n in names if not KILLED_UPDATE.fullmatch(n)]
-
-
-def after_cleanup(root):
-    """What a cleanup left in root, but for empty updates of killed ranks."""
-    return [n for n in os.listdir(root) if not (KILLED_UPDATE.fullmatch(n) and os.path.getsize(root / n) == 0)]
 
 
 def test_cleanup_removes_status_updates_killed_ranks_left(tmpfs, tmp_path):
