@@ -694,20 +694,16 @@ int mdfio_check_run(const struct thread_data *td, int direct)
 {
 	struct thread_data *t;
 	int i, bad = 0;
-	char **line;
 
-	if (!run_check.jobs || run_check.jobs != thread_number) {
-		forget_run_check();
-		run_check.line = calloc(thread_number ? thread_number : 1, sizeof(*run_check.line));
-	}
-	if (run_check.line && run_check.jobs) {
-		/* the job refused says so, once; every other one fails
-		 * quietly, so that no job of the run touches the namespace */
-		line = &run_check.line[td->thread_number - 1];
-		if (*line)
-			mdfio_error("%s", *line);
+	/* the job refused says so, once; every other one fails quietly, so
+	 * that no job of the run touches the namespace */
+	if (run_check.jobs && run_check.jobs == thread_number) {
+		if (run_check.line[td->thread_number - 1])
+			mdfio_error("%s", run_check.line[td->thread_number - 1]);
 		return run_check.bad;
 	}
+	forget_run_check();
+	run_check.line = calloc(thread_number ? thread_number : 1, sizeof(*run_check.line));
 	mdfio_for_each_td(t, i) {
 		/* another engine's backend is checked by that engine */
 		struct mdfio_check c = { .direct = t->io_ops == td->io_ops ? direct : -1 };
