@@ -13,12 +13,15 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env
+from conftest import SANITIZER_REPORT, SOURCE_ROOT, client_env, engine_path, fio_env
 from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
 R, D, P, I = 9, 3, 300, 300
-JOIN_TIMEOUT = 5
+# under the sanitizers on a loaded machine (CI) a live fio took more than
+# 5 s to start its next section's processes: a rank then gives up on it
+# too (as late, docs/hosts.md)
+JOIN_TIMEOUT = 20 if os.environ.get("MDFIO_PRELOAD") else 5
 # repeat 2 runs for STONEWALL s on any machine (sanitizers too): more
 # steps than that allows, each operation followed by a wait of 10^3 times
 # its time (md-workbench -t), ended by stonewall_timer (-w). The kill comes
@@ -64,7 +67,7 @@ def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
         client = subprocess.Popen(["fio", f"--client={hosts}", f"--status-interval={INTERVAL}",
                                    "--output-format=json+",
                                    f"--output={out}", str(job)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=client_env())
         try:
             status = root / "mdfio.status"
             deadline = time.monotonic() + 120
@@ -80,9 +83,7 @@ def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
                 assert time.monotonic() < deadline and client.poll() is None, "repeat 2 did not end"
                 time.sleep(0.01)
             arrived = time.monotonic()
-            # fio under the sanitizers on a loaded machine (CI) took more
-            # than 120 s to start and end the 8 later sections' processes
-            assert client.wait(timeout=300 if os.environ.get("MDFIO_PRELOAD") else 120) != 0
+            assert client.wait(timeout=120) != 0
             took = time.monotonic() - arrived
         finally:
             if client.poll() is None:

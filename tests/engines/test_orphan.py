@@ -13,7 +13,7 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, engine_path, fio_env, job, namespace
+from conftest import SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace
 from mdfio.hosts import alive, fio_servers, need_unshare
 
 D, P, I = 2, 20, 20
@@ -102,7 +102,7 @@ def test_a_killed_fio_client_leaves_no_job_running(tmp_path):
         jobfile.write_text(text)
         client = subprocess.Popen(["fio", f"--client={hosts}", "--output-format=json",
                                    f"--output={tmp_path}/job.json", str(jobfile)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=client_env())
         try:
             benchmarking(root, 2, client)
             table = mdfio.fio.processes()
@@ -130,5 +130,5 @@ def test_a_killed_fio_client_leaves_no_job_running(tmp_path):
             return mdfio.fio.run(tmp_path / "cleanup.fio",
                                  mdfio.fio.jobfile(["cleanup"], root, engine_path(), datasets=D, precreate_per_set=P,
                                                    steps_per_set=I, hosts=names, join_timeout=5),
-                                 args=[f"--client={hosts}"], env=fio_env(), timeout=120)
+                                 args=[f"--client={hosts}"], env=client_env(), timeout=120)
         check_kept_then_cleaned(root, 2, cleanup)

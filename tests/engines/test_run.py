@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, engine_path, expected, fio_client, fio_env,
-                      namespace, need_mpich, need_mpirun)
+from conftest import (MPIRUN, MPIRUN_MPICH, MPI_ENV, SANITIZER_REPORT, client_env, engine_path, expected, fio_client,
+                      fio_env, namespace, need_mpich, need_mpirun)
 from mdfio.fiojson import read_documents
 
 D, P, I = 3, 8, 3
@@ -184,7 +184,7 @@ def test_a_host_that_dies_mid_benchmark(servers, tmpfs, tmp_path):
     hostfile = tmp_path / "dies.hosts"
     hostfile.write_text("".join(f"ip:{s.address},{s.port}\n" for s in hosts))
     proc = subprocess.Popen(["fio", f"--client={hostfile}", "--output-format=json", f"--output={tmp_path}/dies.json",
-                             str(jobpath)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fio_env())
+                             str(jobpath)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=client_env())
     deadline = time.monotonic() + 60
     while status.read_text().count("benchmarking") < 4:
         assert time.monotonic() < deadline and proc.poll() is None, "the benchmark did not start"

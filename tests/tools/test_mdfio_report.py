@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import SOURCE_ROOT, fio_env, job, run_fio
+from conftest import SOURCE_ROOT, client_env, fio_env, job, run_fio
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 OPS = ("create", "stat", "read", "delete")
@@ -340,7 +340,7 @@ def over_a_fio_server(tmp_path, jobtext):
         for _ in range(50):
             proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
                                    f"--output={out}", str(jobfile)], capture_output=True, text=True,
-                                  env=fio_env())
+                                  env=client_env())
             if proc.returncode == 0 or "connect" not in proc.stderr:
                 break
             time.sleep(0.1)

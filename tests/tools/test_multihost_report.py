@@ -12,7 +12,7 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env, need_mpirun
+from conftest import MPIRUN, MPI_ENV, SANITIZER_REPORT, SOURCE_ROOT, client_env, engine_path, fio_env, need_mpirun
 from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
@@ -65,7 +65,7 @@ def client_run(base, nhosts, clones, offset, args=(), **opts):
         hosts = base / "hosts.list"
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         run = mdfio.fio.run(base / "job.fio", jobtext(root, clones, offset, [s.name for s in servers], **opts),
-                            output_format="json+", args=[f"--client={hosts}", *args], env=fio_env(), timeout=TIMEOUT)
+                            output_format="json+", args=[f"--client={hosts}", *args], env=client_env(), timeout=TIMEOUT)
     assert run.rc == 0 and not SANITIZER_REPORT.search(run.stderr), run.stderr
     return base / "job.json"
 
@@ -418,13 +418,13 @@ def test_a_host_killed_mid_benchmark(tmp_path):
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         pre = mdfio.fio.run(tmp_path / "pre.fio", mdfio.fio.jobfile(["precreate"], root, engine_path(), numjobs=2,
                                                                      **big),
-                            args=[f"--client={hosts}"], env=fio_env(), timeout=TIMEOUT)
+                            args=[f"--client={hosts}"], env=client_env(), timeout=TIMEOUT)
         assert pre.rc == 0, pre.stderr
         job = tmp_path / "dies.fio"
         job.write_text(mdfio.fio.jobfile(["benchmark"], root, engine_path(), numjobs=2, **big))
         out = tmp_path / "dies.json"
         proc = subprocess.Popen(["fio", f"--client={hosts}", "--output-format=json+", f"--output={out}", str(job)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=client_env())
         try:
             status = root / "mdfio.status"
             deadline = time.monotonic() + 60
@@ -465,7 +465,7 @@ def test_a_clients_errors_reach_the_terminal_as_they_happen(tmp_path):
         hosts = tmp_path / "hosts.list"
         hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
         fio = subprocess.Popen(["fio", f"--client={hosts}", "--output-format=json+", str(job)],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=fio_env())
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=client_env())
         follow = subprocess.Popen([str(REPORT), "--follow", "-"], stdin=fio.stdout, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
         fio.stdout.close()

@@ -18,7 +18,7 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, SOURCE_ROOT, engine_path, fio_env, need_mpirun
+from conftest import MPIRUN, MPI_ENV, SANITIZER_REPORT, SOURCE_ROOT, client_env, engine_path, fio_env, need_mpirun
 from mdfio.fiojson import DocumentStream, read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
@@ -143,7 +143,7 @@ def host_killed(tmp_path_factory):
         job.write_text(jobtext(root, logs, 2, hosts="host1,host2"))
         client = subprocess.Popen(["fio", f"--client={hosts}", "--output-format=json+", f"--output={out}",
                                    f"--status-interval={INTERVAL}", str(job)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env())
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=client_env())
         try:
             deadline = time.monotonic() + TIMEOUT
             while not in_repeat_2(root / "mdfio.status", 4):
