@@ -824,6 +824,11 @@ int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank)
 	return claimed(rf->fd, rank);
 }
 
+int mdfio_rankfile_reserved_elsewhere(const struct mdfio_rankfile *rf, uint32_t rank)
+{
+	return reserved_elsewhere(rf, rank);
+}
+
 /* Why the last barrier given up failed. */
 static void read_failure(int fd, char *why, size_t len)
 {

@@ -148,6 +148,11 @@ int mdfio_rankfile_abort(struct mdfio_rankfile *rf, const char *why);
 /* Whether a process other than this one holds rank's claim. */
 int mdfio_rankfile_claimed(const struct mdfio_rankfile *rf, uint32_t rank);
 
+/* Whether a fio other than this one holds rank's reservation: that fio (or,
+ * on a network file system, its lock) lives, though no job of it may
+ * claim the rank now. */
+int mdfio_rankfile_reserved_elsewhere(const struct mdfio_rankfile *rf, uint32_t rank);
+
 /* Gives the claim up. The last rank out also removes the rank file, unless
  * keep (may be NULL), asked then, says the file must stay: for the
  * namespace's next phase, so that a cleanup can claim its ranks even on a

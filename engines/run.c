@@ -107,36 +107,69 @@ int mdfio_reserve_run(struct thread_data *td)
 	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host);
 }
 
-/* Appends to msg the hosts of hosts= none of whose ranks is claimed: gone,
- * if every rank passed an earlier barrier of this run with this fio, else
- * never started. */
+enum host_state { HOST_HERE, HOST_NOT_STARTED, HOST_GONE, HOST_LATE };
+
+/* Where host i of hosts= is: here if a rank of it is claimed (or is this
+ * one); else, before any barrier of the run passed, not started; after
+ * one, late if its fio still holds its ranks (alive, or on a network file
+ * system its lock outlives it), gone if not. */
+static enum host_state host_state(struct mdfio_job *j, const struct mdfio_rankfile *rf,
+				  uint32_t i, int passed)
+{
+	uint32_t r, end = (i + 1) * j->per_host;
+	int reserved = 0;
+
+	for (r = i * j->per_host; r < end; r++) {
+		if (r == j->rank || mdfio_rankfile_claimed(rf, r))
+			return HOST_HERE;
+		reserved |= mdfio_rankfile_reserved_elsewhere(rf, r);
+	}
+	if (!passed)
+		return HOST_NOT_STARTED;
+	return reserved ? HOST_LATE : HOST_GONE;
+}
+
+/* Appends to msg the hosts in state, as "; <head>a,b<tail>"; n is msg's
+ * length. */
+static size_t name_hosts(struct mdfio_job *j, const struct mdfio_rankfile *rf, int passed,
+			 enum host_state state, const char *head, const char *tail,
+			 char *msg, size_t n, size_t msglen)
+{
+	const char *e;
+	size_t len;
+	uint32_t i;
+	int first = 1;
+
+	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)) && n < msglen; i++) {
+		if (host_state(j, rf, i, passed) != state)
+			continue;
+		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s", first ? head : ",", (int)len, e);
+		first = 0;
+	}
+	if (!first && n < msglen)
+		n += (size_t)snprintf(msg + n, msglen - n, "%s", tail);
+	return n;
+}
+
+/* Appends to msg the hosts of hosts= none of whose ranks is claimed, and
+ * what became of them as far as the rank file tells. */
 static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 			       char *msg, size_t msglen)
 {
 	struct mdfio_job *j = arg;
-	const char *e;
-	char passed[64];
-	size_t len, n = strlen(msg);
-	uint32_t i, r;
-	int first = 1, gone = mdfio_reservation_last_passed(j->root, passed, sizeof(passed));
+	char passed[64], gone[160];
+	size_t n = strlen(msg);
+	int any = mdfio_reservation_last_passed(j->root, passed, sizeof(passed));
 
-	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)); i++) {
-		for (r = i * j->per_host; r < (i + 1) * j->per_host; r++)
-			if (r == j->rank || mdfio_rankfile_claimed(rf, r))
-				break;
-		if (r < (i + 1) * j->per_host || n >= msglen)
-			continue;
-		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s",
-				      first ? (gone ? "; host " : "; no rank of host ") : ",", (int)len, e);
-		first = 0;
-	}
-	if (first || n >= msglen)
+	if (!any) {
+		name_hosts(j, rf, 0, HOST_NOT_STARTED, "; no rank of host ", " has started", msg, n, msglen);
 		return;
-	if (gone)
-		snprintf(msg + n, msglen - n, " is gone (its fio, or the host, died) since the start of %s, which every rank passed",
-			 passed);
-	else
-		snprintf(msg + n, msglen - n, " has started");
+	}
+	snprintf(gone, sizeof(gone), " is gone (its fio, or the host, died) since the start of %s, which every rank passed",
+		 passed);
+	n = name_hosts(j, rf, 1, HOST_GONE, "; host ", gone, msg, n, msglen);
+	name_hosts(j, rf, 1, HOST_LATE, "; host ", " is late (its fio still holds its ranks, but none came)",
+		   msg, n, msglen);
 }
 
 /* A read_only benchmark reads and writes nothing but objects it only

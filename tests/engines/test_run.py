@@ -152,6 +152,29 @@ def test_a_listed_host_that_never_starts_stops_every_rank_before_anything_is_mad
     assert os.listdir(tmpfs) == []
 
 
+def test_a_host_slower_than_join_timeout_is_named_late_not_gone(servers, tmpfs, tmp_path):
+    """After a barrier every rank passed, a host whose fio lives but comes
+    to the next one past join_timeout (here: a job of its own first) is
+    late, not gone; the others still give up after one join_timeout."""
+    hosts = servers(2)
+    names = [s.name for s in hosts]
+    text = job(["precreate", "benchmark", "cleanup"], tmpfs, names, 2)
+    stall = "[stall]\nioengine=null\nstonewall\nsize=1g\ntime_based\nruntime=12\n\n"
+    jobs = [tmp_path / "on-time.fio", tmp_path / "late.fio"]
+    jobs[0].write_text(text)
+    jobs[1].write_text(text.replace("[benchmark-1]", stall + "[benchmark-1]"))
+    run = mdfio.fio.run(jobs[1], args=[hosts[0].client_arg, jobs[0], hosts[1].client_arg], env=client_env(),
+                        timeout=TIMEOUT)
+    messages = jobs[1].with_suffix(".json").read_text()
+    messages = messages[:messages.find("\n{")] + run.stdout + run.stderr
+    assert run.rc != 0, messages
+    gave_up = [line for line in messages.splitlines() if "did not join" in line and "<host1>" in line]
+    assert len(gave_up) == 2, messages
+    for line in gave_up:
+        assert line.endswith("entering benchmark repeat 1: ranks 2-3 of 4 did not join within 5 s; host host2 is late "
+                             "(its fio still holds its ranks, but none came); nothing was started"), line
+
+
 def test_two_hosts_with_one_name_are_refused(servers, tmpfs, tmp_path):
     hosts = servers(2, names=["host1", "host1"])
     run = client(hosts, job(["precreate"], tmpfs, ["host1", "host2"], 2), tmp_path, check=False)
