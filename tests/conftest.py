@@ -258,7 +258,7 @@ def put_alien(path, kind, victim, device=os.makedev(1, 5), link_to=None):
 
 def status_checksum(body):
     """The checksum line mdfio-status 4 ends with, of body (every line
-    before it): FNV-1a, 64 bits, as engines/status.c computes it."""
+    before it): FNV-1a, 64 bits, as engines/lib/status.c computes it."""
     h = 0xcbf29ce484222325
     for b in body.encode():
         h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF

@@ -2,7 +2,7 @@
  *
  * - loaded by fio as an engine (ioengine=external:...), it prints the
  *   version and option table of that fio and mdfio's table of the options
- *   of every fio release it covers (engines/fio_options.c), one
+ *   of every fio release it covers (engines/lib/fio_options.c), one
  *   tab-separated row each, and ends fio. The engines hide their symbols,
  *   so the table is linked in here rather than read from one of them;
  * - preloaded into fio with MDFIO_TEST_NEWER_FIO set, it adds an option

@@ -1,4 +1,4 @@
-"""fio's own options against mdfio's table of them (engines/fio_options.c):
+"""fio's own options against mdfio's table of them (engines/lib/fio_options.c):
 every option of the running fio's table has a rule there; every refused
 one is refused with one line naming it, with nothing made in the root; every
 allowed one runs and counts right. The table covers several fio releases;
@@ -23,7 +23,7 @@ HELPER = Path(os.environ.get("MDFIO_TEST_LIB_DIR", SOURCE_ROOT / "build" / "test
 D, P, I, S, N = 2, 6, 4, 100, 2
 PHASES = ("precreate", "benchmark", "cleanup")
 WORKERS = 8
-# the oldest fio release engines/fio_options.c covers: its entries without
+# the oldest fio release engines/lib/fio_options.c covers: its entries without
 # SINCE() are this release's options
 OLDEST = (3, 33)
 
@@ -312,11 +312,11 @@ def test_every_fio_option_has_a_rule():
     release_name = "fio %d.%d" % version
     missing = [label(k) for k in fio if k not in ours]
     extra = [label(k) for k in ours if k not in fio]
-    assert not missing, f"{release_name}'s options without a rule in engines/fio_options.c " \
+    assert not missing, f"{release_name}'s options without a rule in engines/lib/fio_options.c " \
         f"(or with one whose SINCE()/LAST() leave {release_name} out): {', '.join(missing)}"
-    assert not extra, f"rules in engines/fio_options.c for options {release_name} has not " \
+    assert not extra, f"rules in engines/lib/fio_options.c for options {release_name} has not " \
         f"(SINCE()/LAST() say which releases have one): {', '.join(extra)}"
-    assert list(fio) == list(ours), f"engines/fio_options.c is not in the order of {release_name}'s table"
+    assert list(fio) == list(ours), f"engines/lib/fio_options.c is not in the order of {release_name}'s table"
     for e in entries:
         assert e["rule"] in ("ALLOW", "ALLOW_IF", "REFUSE") and len(e["reason"]) > 10, e
         since, last = (release(e[k]) if e[k] else None for k in ("since", "last"))
@@ -335,7 +335,7 @@ def test_cmdhelp_lists_only_options_with_a_rule():
     names = re.findall(r"^\s*(\S+?)\s*: ", out, re.M)
     assert len(names) > 150, out
     missing = [n for n in names if (n, None) not in tables()[1]]
-    assert not missing, f"fio options without a rule in engines/fio_options.c: {', '.join(missing)}"
+    assert not missing, f"fio options without a rule in engines/lib/fio_options.c: {', '.join(missing)}"
 
 
 def test_every_refused_option_is_refused_with_one_line(tmp_path):

@@ -13,7 +13,7 @@ the kernel. Even so, a file created through a mount is read through that
 mount's page cache by every other open of it there while the creating
 open stays (GlusterFS 10.3's FUSE bridge records direct I/O for opens, not
 for creates, and later opens of the inode inherit the first one's): mdfio
-closes the rank file it creates and opens it anew (engines/rankfile.c), so
+closes the rank file it creates and opens it anew (engines/lib/rankfile.c), so
 the roots here are made without one."""
 import pytest
 

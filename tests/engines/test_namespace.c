@@ -1,4 +1,4 @@
-/* rank/offset/naming math of engines/namespace.c, checked against
+/* rank/offset/naming math of engines/lib/namespace.c, checked against
  * md-workbench's formulas (the object pattern: test_pattern.c). */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Latency log rows, names, creation and the streaming merge of
- * engines/oplog.c. */
+ * engines/lib/oplog.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

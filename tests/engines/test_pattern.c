@@ -1,4 +1,4 @@
-/* Object content of engines/pattern.c. md-workbench's pattern against a
+/* Object content of engines/lib/pattern.c. md-workbench's pattern against a
  * second, literal model of IOR's formula (docs/engines.md) and against
  * bytes IOR's md-workbench wrote; a reused create buffer against a fresh
  * one; every packet type's verify against each corruption it must catch.

@@ -1,4 +1,4 @@
-"""What fio shows of mdfio's jobs (engines/progress.c): its progress line
+"""What fio shows of mdfio's jobs (engines/core/progress.c): its progress line
 counts as running only the ranks of the phase that runs, and shows the
 others as waiting (C); each job's description names its phase and repeat
 and says what fio's closing lines of it count."""

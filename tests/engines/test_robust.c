@@ -1,4 +1,4 @@
-/* engines/robust.c: a lock in shared memory whose holder dies is taken by
+/* engines/lib/robust.c: a lock in shared memory whose holder dies is taken by
  * the next, where a spin lock waited for ever. */
 #include <signal.h>
 #include <sys/mman.h>

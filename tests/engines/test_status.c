@@ -1,4 +1,4 @@
-/* The status file of engines/status.c: its text form, and the decision each
+/* The status file of engines/lib/status.c: its text form, and the decision each
  * rank takes on entering a phase. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -258,7 +258,7 @@ def object_size(sec):
     return size
 
 
-# md-workbench -T's runs per iteration (engines/job.h)
+# md-workbench -T's runs per iteration (engines/core/job.h)
 ADAPTIVE_RUNS = 8
 
 

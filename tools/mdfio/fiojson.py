@@ -26,7 +26,7 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "ignore_precreate_errors": "0", "verbose": "0"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
-# the most ranks a run has (engines/world.h, MDFIO_MAX_RANKS)
+# the most ranks a run has (engines/lib/world.h, MDFIO_MAX_RANKS)
 MAX_RANKS = 1 << 20
 # the integer options the tools read that the engine (options.c) or fio
 # accepts in a narrower range than 0 .. COUNTER_MAX-1 (the upper bounds
@@ -38,7 +38,7 @@ OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX
                 "stonewall_timer": (0, 2**32 - 1), "stonewall_wear_out": (0, 1)}
 # fio's spellings of a boolean option (parse.c, check_str_bool)
 BOOL = {"1": True, "yes": True, "on": True, "true": True, "0": False, "no": False, "off": False, "false": False}
-# the job description the engine gives every rank (engines/run.c), before
+# the job description the engine gives every rank (engines/core/run.c), before
 # the user's own description, if any
 RANK_DESC = re.compile(r"mdfio rank=([0-9]{1,19}) ranks=([0-9]{1,19}) host=(\S+)(?:; .*)?", re.S)
 # characters that would break a message or a report line: C0 and C1
@@ -505,7 +505,7 @@ class Job:
         """The errors of this process that the phase's figures count: its
         failed operations (drop_ios; for stat, the stats made less those
         timed) and the datasets the phase left undone. The engine fails a
-        job that has them with EIO (engines/core.c, engine_cleanup): that
+        job that has them with EIO (engines/core/core.c, engine_cleanup): that
         fio error is the one these account for."""
         stat = self.slot("sync")
         return (sum(self.drop_ios(s) for s in ("read", "write", "trim"))
@@ -734,7 +734,7 @@ def listed_hosts(sec):
 def completed_error(job, slot):
     """Whether a job's fio error, beside its phase time, leaves the phase's
     figures whole: the EIO the engine gives a job for the errors those
-    figures count (engines/core.c, engine_cleanup), or fio's own EDEADLK
+    figures count (engines/core/core.c, engine_cleanup), or fio's own EDEADLK
     of a job that waited 5 s for its stats lock after its I/O had ended
     (backend.c: "fio seems to be stuck grabbing stat_sem"), which skips
     only fio's runtime, a figure the report does not use."""

@@ -122,7 +122,7 @@ def log_files(prefix, run):
     return out
 
 
-# what the engine writes (engines/oplog.c): the header, then a row per
+# what the engine writes (engines/lib/oplog.c): the header, then a row per
 # operation of two non-negative decimal numbers of seconds ('12.345678901'),
 # each line ended and at most 43 bytes long; a byte no row holds
 LOG_HEADER = b"time,runtime\n"

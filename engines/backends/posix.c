@@ -1,6 +1,6 @@
 /* mdfio-posix: the md-workbench cycle with plain synchronous system calls,
  * the same calls md-workbench's POSIX backend makes (sysio.c). */
-#include "core.h"
+#include "backend.h"
 #include "sysio.h"
 
 static int posix_start(void *priv, struct mdfio_unit *u)

@@ -1,6 +1,6 @@
 /* The core's private state of one job (one rank), shared by the files of the
  * core (core.c, datasets.c, options.c, phase.c, latency_log.c, progress.c,
- * recover.c, run.c) and by no backend: a backend sees only core.h. */
+ * recover.c, run.c) and by no backend: a backend sees only backend.h. */
 #ifndef MDFIO_JOB_H
 #define MDFIO_JOB_H
 
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core.h"
+#include "backend.h"
 #include "pattern.h"
 #include "rankfile.h"
 #include "world.h"

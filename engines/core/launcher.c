@@ -6,7 +6,7 @@
  * process of the run enters the same fences in the same order, which is
  * what PMIx pairs them by. */
 #include "launcher.h"
-#include "core.h"
+#include "backend.h"
 
 #include <dlfcn.h>
 #include <errno.h>

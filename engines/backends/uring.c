@@ -31,7 +31,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
 #include "sysio.h"
 #include "waits.h"
 
@@ -709,7 +709,7 @@ static int uring_setup_ring(struct thread_data *td, int root_fd, struct mdfio_un
 	return 0;
 }
 
-/* parsed here, not by fio, which takes linked=-1 and 1.5 for 1 (core.h) */
+/* parsed here, not by fio, which takes linked=-1 and 1.5 for 1 (backend.h) */
 MDFIO_U32_OPT(cb_linked, "linked", struct uring_options, linked, 0, 1)
 MDFIO_U32_OPT(cb_fixedbufs, "fixedbufs", struct uring_options, fixedbufs, 0, 1)
 MDFIO_U32_OPT(cb_sqthread_poll, "sqthread_poll", struct uring_options, sqthread_poll, 0, 1)

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "backend.h"
 #include "sysio.h"
 
 struct aio_slot {

@@ -1,3 +1,5 @@
+/* O_DIRECT */
+#define _GNU_SOURCE
 #include "sysio.h"
 
 #include <errno.h>
