@@ -146,7 +146,7 @@ static inline uint64_t mdfio_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Engine options: "value|default" as for the core's (see pick() in core.c);
+/* Engine options: "value|default" as for the core's (see pick() in options.c);
  * prints one line naming the option and returns 1 if s is not in range. */
 int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 		    uint64_t max, uint64_t *out);

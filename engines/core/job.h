@@ -1,6 +1,5 @@
-/* The core's private state of one job (one rank), shared by the files of the
- * core (core.c, datasets.c, options.c, phase.c, latency_log.c, progress.c,
- * recover.c, run.c) and by no backend: a backend sees only backend.h. */
+/* The core's private state of one job (one rank), shared by the files of
+ * core/ and by no backend: a backend sees only backend.h. */
 #ifndef MDFIO_JOB_H
 #define MDFIO_JOB_H
 
@@ -198,31 +197,17 @@ struct mdfio_job {
 	int unrecorded;
 };
 
+/* phases.c: the table of what each phase is (above), md-workbench's name of
+ * each operation, and the units a phase's options make */
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
+uint64_t mdfio_phase_units(const struct mdfio_options *eo);
 /* What a request's err says: strerror, or what an object's name held
  * instead of an object (MDFIO_ERR_NOT_OBJECT). */
 const char *mdfio_err_text(int err);
 
-/* options.c */
-extern const struct fio_option mdfio_core_options[];
-/* fio's own options a job was given, against the table in fio_options.c:
- * one line "mdfio: ..." and 1 for the first one refused. Checked when fio
- * parses the job's phase= (a refusal then stops fio before any job runs);
- * in fio's main process before any job starts, for every mdfio job of the
- * run (the job refused prints its line, the others fail quietly: nothing
- * of the run touches the namespace); and at job start, once per job rather
- * than per clone, for a job set up in its own process. direct: whether the
- * backend opens objects with O_DIRECT. */
-int mdfio_check_given_options(const struct thread_data *td, enum mdfio_phase ph);
-int mdfio_check_run(const struct thread_data *td, int direct);
-int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
-			    int direct);
-uint64_t mdfio_phase_units(const struct mdfio_options *eo);
-/* In fio's main process: refuses (one line for all, 1 for every job of the
- * root) a jobfile without a benchmark section for each repeat it wants */
-int mdfio_check_jobfile(struct thread_data *td);
-/* In fio's main process, before it forks its jobs: from then on a line
- * mdfio_error printed once in this fio is not printed again */
+/* error.c (mdfio_error and mdfio_notice: backend.h). In fio's main
+ * process, before it forks its jobs: from then on a line mdfio_error
+ * printed once in this fio is not printed again */
 void mdfio_share_errors(void);
 /* Lines are printed once per job section: job is its parent's number. */
 void mdfio_error_scope(int job);
@@ -231,12 +216,48 @@ const char *mdfio_last_error(void);
 /* An error another job of this fio has printed: kept as the last line
  * (what this rank tells the run), not printed again; returns 1. */
 int mdfio_error_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* options.c: the engine options (mdfio_parse_u64: backend.h) */
+extern const struct fio_option mdfio_core_options[];
 /* copies the value of a "value|default" option into out; one line and 1
  * if it does not fit */
 int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
 
-/* run.c: a job's ranks among all of its run, and joining the run */
+/* fio_checks.c: fio's own options a job was given, against the table in
+ * lib/fio_options.c: one line "mdfio: ..." and 1 for the first one
+ * refused. Checked when fio parses the job's phase= (a refusal then stops
+ * fio before any job runs); in fio's main process before any job starts,
+ * for every mdfio job of the run (the job refused prints its line, the
+ * others fail quietly: nothing of the run touches the namespace); and at
+ * job start, once per job rather than per clone, for a job set up in its
+ * own process. direct: whether the backend opens objects with O_DIRECT. */
+int mdfio_check_given_options(const struct thread_data *td, enum mdfio_phase ph);
+int mdfio_check_run(const struct thread_data *td, int direct);
+int mdfio_check_fio_options(const struct thread_data *td, enum mdfio_phase ph,
+			    int direct);
+
+/* jobfile.c: in fio's main process, refuses (one line for all, 1 for every
+ * job of the root) a jobfile without a benchmark section for each repeat
+ * it wants */
+int mdfio_check_jobfile(struct thread_data *td);
+
+/* fio_job.c: the job a clone was made from (which keeps the real numjobs) */
 struct thread_data *mdfio_job_parent(struct thread_data *td);
+/* fio's statistics (--status-interval, SIGUSR1, a fio client's) ask every
+ * job that has not exited for its resource usage and wait for each answer,
+ * holding the lock every job takes when its I/O loop ends; fio's loop
+ * answers between io_us only. So whatever waits inside the engine, outside
+ * that loop, calls this at least every MDFIO_ANSWER_MS: unanswered, the
+ * statistics wait for the waiting job, and each job that ends meanwhile
+ * gives up on that lock after a few seconds and fails the run ("fio seems
+ * to be stuck grabbing stat_sem"). */
+void mdfio_answer_fio(struct thread_data *td);
+/* How long fio's statistics, and a job that ends meanwhile, may wait for a
+ * rank that waits: a short wait of its own, against the wakeups of every
+ * waiting rank. */
+#define MDFIO_ANSWER_MS 50
+
+/* run.c: a job's ranks among all of its run, and joining the run */
 int mdfio_job_world(struct thread_data *td, struct mdfio_world *w,
 		    char *host, size_t hostlen, char *hosts, size_t hostslen);
 int mdfio_describe_rank(struct thread_data *td);
@@ -264,19 +285,6 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
  * *max. One line and 1 if the run broke (a rank gone, or one stopped). */
 int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max);
 void mdfio_leave_run(struct mdfio_job *j);
-/* fio's statistics (--status-interval, SIGUSR1, a fio client's) ask every
- * job that has not exited for its resource usage and wait for each answer,
- * holding the lock every job takes when its I/O loop ends; fio's loop
- * answers between io_us only. So whatever waits inside the engine, outside
- * that loop, calls this at least every MDFIO_ANSWER_MS: unanswered, the
- * statistics wait for the waiting job, and each job that ends meanwhile
- * gives up on that lock after a few seconds and fails the run ("fio seems
- * to be stuck grabbing stat_sem"). */
-void mdfio_answer_fio(struct thread_data *td);
-/* How long fio's statistics, and a job that ends meanwhile, may wait for a
- * rank that waits: a short wait of its own, against the wakeups of every
- * waiting rank. */
-#define MDFIO_ANSWER_MS 50
 
 /* orphan.c: whether anyone is left to receive this job's results. Called
  * first in fio's main process, before it forks the jobs (at their setup). */
@@ -343,9 +351,6 @@ int mdfio_phase_precheck(struct mdfio_job *j);
  * it for a precreate). Each prints one line and returns 1 on a refusal. */
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
 int mdfio_commit_phase(struct mdfio_job *j);
-/* Whether a namespace is left: a status file mdfio can read. The rank file
- * stays as long as there is one. */
-int mdfio_namespace_left(int root_fd);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 /* A create of this rank found the name index of dataset (rank, d) taken:
  * the status records it before anything else can happen to the file, so

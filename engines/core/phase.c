@@ -1,6 +1,6 @@
 /* The phase protocol over the status file (status.c): a rank enters a phase
  * after checking that the namespace is what the job expects, and leaves it
- * recording how far it got. Also the table of what each phase is. */
+ * recording how far it got. The table of what each phase is: phases.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,52 +12,6 @@
 
 #include "job.h"
 #include "namespace.h"
-
-const char *const mdfio_op_names[MDFIO_OP_NR] = {
-	[MDFIO_OP_CREATE] = "create", [MDFIO_OP_STAT] = "stat",
-	[MDFIO_OP_READ] = "read", [MDFIO_OP_DELETE] = "delete",
-};
-
-const struct mdfio_phase_desc mdfio_phases[] = {
-	[MDFIO_PRECREATE] = {
-		.unit = "create",
-		.ddir = DDIR_WRITE, .rw = TD_DDIR_WRITE, .rw_name = "write",
-		.steps = { { MDFIO_OP_CREATE, MDFIO_OWN, 0 } },
-		.nr_steps = 1, .nr_steps_read_only = 1,
-		.log_name = { [MDFIO_OP_CREATE] = "precreate" },
-		.logs_before_status = 1, .makes_datasets = 1,
-		.working = MDFIO_RS_PRECREATING, .done = MDFIO_RS_READY,
-	},
-	/* one md-workbench step: stat, read, delete an object of the read
-	 * rank, create one for the write rank; read_only stops after the
-	 * read */
-	[MDFIO_BENCHMARK] = {
-		.unit = "step",
-		.ddir = DDIR_READ, .rw = TD_DDIR_READ, .rw_name = "read",
-		.per_set_is_steps = 1,
-		.steps = {
-			{ MDFIO_OP_STAT, MDFIO_READ_FROM, 0 },
-			{ MDFIO_OP_READ, MDFIO_READ_FROM, 0 },
-			{ MDFIO_OP_DELETE, MDFIO_READ_FROM, 0 },
-			{ MDFIO_OP_CREATE, MDFIO_WRITE_TO, 1 },
-		},
-		.nr_steps = 4, .nr_steps_read_only = 2,
-		.log_name = { [MDFIO_OP_CREATE] = "create", [MDFIO_OP_STAT] = "stat",
-			      [MDFIO_OP_READ] = "read", [MDFIO_OP_DELETE] = "delete" },
-		.working = MDFIO_RS_BENCHMARKING, .done = MDFIO_RS_READY,
-		.advances = 1,
-	},
-	[MDFIO_CLEANUP] = {
-		.unit = "delete",
-		.ddir = DDIR_TRIM, .rw = TD_DDIR_TRIM, .rw_name = "trim",
-		.dataset_major = 1,
-		.steps = { { MDFIO_OP_DELETE, MDFIO_OWN, 0 } },
-		.nr_steps = 1, .nr_steps_read_only = 1,
-		.log_name = { [MDFIO_OP_DELETE] = "cleanup" },
-		.removes_datasets = 1,
-		.working = MDFIO_RS_CLEANING, .done = MDFIO_RS_CLEANED,
-	},
-};
 
 /* Returns 0 if no dataset name of any rank exists yet (as anything: a
  * symlink too), else writes the first existing path into p. */
@@ -532,21 +486,6 @@ int mdfio_leave_phase(struct mdfio_job *j, int complete)
 		mdfio_answer_fio(j->td);
 	}
 	return last;
-}
-
-int mdfio_namespace_left(int root_fd)
-{
-	struct mdfio_status st;
-	char msg[256];
-	int fd, ok;
-
-	if (mdfio_status_lock(root_fd, 0, &fd, msg, sizeof(msg)))
-		return 0;
-	ok = !mdfio_status_read(root_fd, fd, &st, msg, sizeof(msg));
-	if (ok)
-		mdfio_status_free(&st);
-	mdfio_status_unlock(fd);
-	return ok;
 }
 
 int mdfio_record_taken(struct mdfio_job *j, uint32_t rank, uint32_t d, uint64_t index)

@@ -930,3 +930,18 @@ int mdfio_run_info_write(const char *path, uint64_t pos, char *msg, size_t msgle
 	}
 	return err;
 }
+
+int mdfio_namespace_left(int dirfd)
+{
+	struct mdfio_status st;
+	char msg[256];
+	int fd, ok;
+
+	if (mdfio_status_lock(dirfd, 0, &fd, msg, sizeof(msg)))
+		return 0;
+	ok = !mdfio_status_read(dirfd, fd, &st, msg, sizeof(msg));
+	if (ok)
+		mdfio_status_free(&st);
+	mdfio_status_unlock(fd);
+	return ok;
+}

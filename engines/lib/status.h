@@ -132,6 +132,10 @@ int mdfio_status_read(int dirfd, int fd, struct mdfio_status *st, char *msg,
 int mdfio_status_write(int dirfd, int fd, struct mdfio_status *st);
 void mdfio_status_unlock(int fd);
 
+/* Whether a namespace is left in the root dirfd: a status file mdfio can
+ * read. The rank file stays as long as there is one. */
+int mdfio_namespace_left(int dirfd);
+
 /* Removes the temporary files of updates that killed ranks left beside the
  * status in dirfd: only those that prove to be mdfio's, a regular file of
  * one link whose text begins as a status of this root naming the file's
