@@ -170,7 +170,7 @@ struct mdfio_job {
 	unsigned int join_timeout;
 	/* units per io_u of a synchronous interface, and a failed unit
 	 * waiting for an io_u of its own, with whether the job was done when
-	 * it failed (see engine_queue) */
+	 * it failed (see mdfio_queue in units.c) */
 	unsigned int per_io_u;
 	int held_failure, held_done;
 	/* the units handed out before a backend that ended every request in
@@ -201,9 +201,6 @@ struct mdfio_job {
  * each operation, and the units a phase's options make */
 extern const char *const mdfio_op_names[MDFIO_OP_NR];
 uint64_t mdfio_phase_units(const struct mdfio_options *eo);
-/* What a request's err says: strerror, or what an object's name held
- * instead of an object (MDFIO_ERR_NOT_OBJECT). */
-const char *mdfio_err_text(int err);
 
 /* error.c (mdfio_error and mdfio_notice: backend.h). In fio's main
  * process, before it forks its jobs: from then on a line mdfio_error
@@ -362,12 +359,12 @@ int mdfio_open_logs(struct mdfio_job *j, unsigned int repeat);
 void mdfio_close_logs(struct mdfio_job *j, int discard);
 void mdfio_merge_logs(struct mdfio_job *j);
 
-/* recover.c: a cleanup that cannot trust the status */
+/* recover.c: a cleanup that cannot trust the status. Its units, one at a
+ * time; the last one ends the phase, with one line if anything is left in
+ * the datasets. */
 uint64_t mdfio_count_objects(struct mdfio_job *j);
 void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 		       struct io_u *io_u);
-/* One line if anything is left in the datasets: how much, and the first. */
-void mdfio_recover_report(struct mdfio_job *j);
 
 /* datasets.c: names, and the descriptors a phase's objects are found in */
 int mdfio_datasets_build(struct mdfio_job *j);
@@ -383,10 +380,33 @@ void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			  uint32_t d);
 void mdfio_datasets_free(struct mdfio_job *j);
 
-/* core.c: dir is the object's dataset as a path (for messages) */
-void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
-		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *dir, const char *name);
+/* units.c: the unit state machine, and fio's queue, which runs it */
+enum fio_q_status mdfio_queue(struct thread_data *td, struct io_u *io_u);
+/* Once fio issues no more, hands back the io_us it holds for requeue while
+ * the job's files live, and busy's file reference (see units.c). */
+void mdfio_release_refused(struct thread_data *td, struct io_u *busy);
+extern int mdfio_fio_counts_batches;
+
+/* halt.c: a rank that stops its run in mid-phase. A create failed with err
+ * (dir/name, the object), and ignore_precreate_errors is not set. */
+void mdfio_create_failed(struct mdfio_job *j, int err, const char *dir,
+			 const char *name) __attribute__((cold));
+/* 1 once no one is left to receive this rank's results: it has stopped. */
+int mdfio_rank_orphaned(struct mdfio_job *j) __attribute__((cold));
+
+/* trace.c: md-workbench's -v lines. One line, in one write; and the lines
+ * of an operation of u that ended with err. */
+void mdfio_trace(const struct mdfio_job *j, const char *fmt, ...)
+	__attribute__((cold, format(printf, 2, 3)));
+void mdfio_trace_op(const struct mdfio_job *j, const struct mdfio_unit *u, int err);
+
+/* wait.c: md-workbench -t's wait after an operation of ns */
+void mdfio_wait_after(struct mdfio_job *j, uint64_t ns) __attribute__((cold));
+
+/* stonewall.c: md-workbench -w and -W, and the end of a phase. Whether unit
+ * j->next must not start yet (the timer has hit); and the phase is over:
+ * its time recorded, the job done. */
+int mdfio_stonewall_hold(struct thread_data *td, struct mdfio_job *j);
 void mdfio_phase_over(struct thread_data *td, struct mdfio_job *j);
 
 #endif

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "job.h"
 #include "namespace.h"
 #include "sysio.h"
@@ -78,7 +79,8 @@ uint64_t mdfio_count_objects(struct mdfio_job *j)
 	return n;
 }
 
-void mdfio_recover_report(struct mdfio_job *j)
+/* One line if anything is left in the datasets: how much, and the first. */
+static void report_left(struct mdfio_job *j)
 {
 	char first[PATH_MAX] = "";
 	uint64_t n = 0;
@@ -160,6 +162,12 @@ void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 				 ds->path, j->rec_name);
 	}
 	io_u->error = err ? EIO : 0;
-	if (++j->finished == j->units)
+	if (++j->finished == j->units) {
+		uint32_t d;
+
+		report_left(j);
+		for (d = 0; d < j->datasets; d++)
+			mdfio_remove_dataset(td, j, d);
 		mdfio_phase_over(td, j);
+	}
 }

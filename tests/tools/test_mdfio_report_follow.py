@@ -331,7 +331,7 @@ def test_fios_messages_come_on_stderr_as_fio_writes_them(piped):
                             stderr=subprocess.PIPE, text=True)
     os.close(feed_r)
     said = ["<host2> mdfio: rank 3 benchmark: cannot create /r/3_0/file-9: File exists; the run stops here",
-            "fio: pid=12, err=17/file:engines/core/core.c:1, func=io_u error, error=File exists"]
+            "fio: pid=12, err=17/file:engines/core/engine.c:1, func=io_u error, error=File exists"]
     try:
         os.write(feed_w, (docs[0] + said[0] + "\n" + said[1][:20]).encode())
         assert select.select([proc.stderr], [], [], 30)[0] and proc.stderr.readline() == said[0] + "\n"

@@ -505,7 +505,7 @@ class Job:
         """The errors of this process that the phase's figures count: its
         failed operations (drop_ios; for stat, the stats made less those
         timed) and the datasets the phase left undone. The engine fails a
-        job that has them with EIO (engines/core/core.c, engine_cleanup): that
+        job that has them with EIO (engines/core/engine.c, engine_cleanup): that
         fio error is the one these account for."""
         stat = self.slot("sync")
         return (sum(self.drop_ios(s) for s in ("read", "write", "trim"))
@@ -734,7 +734,7 @@ def listed_hosts(sec):
 def completed_error(job, slot):
     """Whether a job's fio error, beside its phase time, leaves the phase's
     figures whole: the EIO the engine gives a job for the errors those
-    figures count (engines/core/core.c, engine_cleanup), or fio's own EDEADLK
+    figures count (engines/core/engine.c, engine_cleanup), or fio's own EDEADLK
     of a job that waited 5 s for its stats lock after its I/O had ended
     (backend.c: "fio seems to be stuck grabbing stat_sem"), which skips
     only fio's runtime, a figure the report does not use."""
