@@ -12,11 +12,15 @@ is not static, and which .c files refer to it (calls, data, and what the
 macros and static inline functions of the headers they use refer to), as
 `nm` would show it for the objects. A cycle in it is a module that calls
 back up."""
+import os
 import re
+from pathlib import Path
 
 from conftest import SOURCE_ROOT
 
 ENGINES = SOURCE_ROOT / "engines"
+# fio's source tree, whose headers an include in <> may name too
+FIO_SRC = Path(os.environ.get("MDFIO_FIO_SRC", SOURCE_ROOT / ".deps" / "fio"))
 LAYERS = ("lib", "core", "backends")
 # what each layer may include: layers, "fio" (a quoted header that is not
 # the engines': fio's), and for backends the interface header(s) of core/
@@ -54,13 +58,13 @@ def include_violations(root=None):
         layer = path.relative_to(root).parts[0]
         for m in INCLUDE.finditer(path.read_text()):
             kind, name = m.groups()
-            if kind == "<":
-                continue    # the system's and libraries' (fio's are "")
             target = resolve(path, name, root)
-            if target is None:
+            if target is not None:
+                what = target.relative_to(root).parts[0]
+            elif kind == '"' or (FIO_SRC / name).is_file():
                 what = "fio"
             else:
-                what = target.relative_to(root).parts[0]
+                continue    # the system's and the libraries' (liburing.h)
             if what in MAY_INCLUDE.get(layer, ()):
                 continue
             if layer == "backends" and what == "core" and target.name in BACKEND_INTERFACE:
@@ -257,8 +261,8 @@ def test_no_module_calls_back_up():
 
 def test_the_checks_see_what_they_guard(tmp_path):
     """Both checks fail on a planted fault: a lib/ file that includes fio,
-    a backend that includes the core's job state, and two modules that
-    call each other."""
+    a backend that includes the core's job state or a fio header, and two
+    modules that call each other."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "core").mkdir()
     (tmp_path / "backends").mkdir()
@@ -269,9 +273,11 @@ def test_the_checks_see_what_they_guard(tmp_path):
     (tmp_path / "core" / "b.c").write_text('#include "job.h"\n#include "a.h"\n'
                                            "int core_b(void) { return 1; }\nint core_c(void) { return lib_a(); }\n")
     (tmp_path / "backends" / "x.c").write_text('#include "backend.h"\n#include "job.h"\n#include <liburing.h>\n')
+    (tmp_path / "backends" / "y.c").write_text('#include <stdio.h>\n#include <fio.h>\n')
     bad = include_violations(tmp_path)
-    assert len(bad) == 2, bad
+    assert len(bad) == 3, bad
     assert bad[0].startswith("backends/x.c: #include \"job.h\" (core)"), bad
-    assert bad[1].startswith("lib/a.c: #include \"fio.h\" (fio)"), bad
+    assert bad[1].startswith("backends/y.c: #include <fio.h> (fio)"), bad
+    assert bad[2].startswith("lib/a.c: #include \"fio.h\" (fio)"), bad
     [cycle] = cycles(tmp_path)
     assert "core/b.c -> lib/a.c: lib_a" in cycle and "lib/a.c -> core/b.c: core_b" in cycle, cycle
