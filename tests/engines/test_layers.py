@@ -11,7 +11,8 @@ The call graph: which .c file defines each function and global object that
 is not static, and which .c files refer to it (calls, data, and what the
 macros and static inline functions of the headers they use refer to), as
 `nm` would show it for the objects. A cycle in it is a module that calls
-back up."""
+back up, and so is a reference from a layer to one above it (bottom up:
+lib, core, backends)."""
 import os
 import re
 from pathlib import Path
@@ -254,8 +255,20 @@ def test_includes_stay_in_their_layer():
     assert not bad, "\n".join(bad)
 
 
+def calls_up(root=None):
+    """Each reference from a layer to one above it (bottom up: lib, core,
+    backends; the core reaches a backend only through the table handed to
+    it, never by name)."""
+    root = root or ENGINES
+    _, edges = module_graph(root)
+    rank = {layer: k for k, layer in enumerate(LAYERS)}
+    return [f"{p.relative_to(root)} -> {q.relative_to(root)}: {', '.join(sorted(names))}"
+            for p in sorted(edges) for q, names in sorted(edges[p].items())
+            if rank.get(p.relative_to(root).parts[0], 0) < rank.get(q.relative_to(root).parts[0], 0)]
+
+
 def test_no_module_calls_back_up():
-    found = cycles()
+    found = cycles() + calls_up()
     assert not found, "\n".join(found)
 
 
@@ -281,3 +294,4 @@ def test_the_checks_see_what_they_guard(tmp_path):
     assert bad[2].startswith("lib/a.c: #include \"fio.h\" (fio)"), bad
     [cycle] = cycles(tmp_path)
     assert "core/b.c -> lib/a.c: lib_a" in cycle and "lib/a.c -> core/b.c: core_b" in cycle, cycle
+    assert calls_up(tmp_path) == ["lib/a.c -> core/b.c: core_b"]
