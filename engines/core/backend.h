@@ -102,6 +102,7 @@ struct mdfio_options {
 	unsigned int repeat, repeats;
 	char *latency_log;	/* md-workbench -L prefix; "" or unset: off */
 	char *hosts;		/* fio servers of a run, by host name */
+	char *run_id;		/* the run's name, the same in each of its fio */
 	unsigned int join_timeout;	/* s a rank waits for one never started */
 	unsigned int data_pattern;	/* enum mdfio_pattern_kind */
 	unsigned int packet_type;	/* enum mdfio_packet */

@@ -229,6 +229,8 @@ static int init_job(struct thread_data *td)
 	if (eo->run_info_file && mdfio_option_value("run_info_file", eo->run_info_file,
 						    j->run_info, sizeof(j->run_info)))
 		return 1;
+	if (eo->run_id && mdfio_option_value("run_id", eo->run_id, j->run_id, sizeof(j->run_id)))
+		return 1;
 	if (mdfio_check_read_only_root(j))
 		return 1;
 	/* once claimed, a rank that cannot start stops the whole run at its

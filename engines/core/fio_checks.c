@@ -211,6 +211,7 @@ static int control_refused(const struct thread_data *t, char *msg, size_t len)
 		{ "directory", t->o.directory }, { "description", t->o.description },
 		{ "the job's name", t->o.name }, { "latency_log", eo->latency_log },
 		{ "hosts", eo->hosts }, { "run_info_file", eo->run_info_file },
+		{ "run_id", eo->run_id },
 	};
 	size_t i;
 

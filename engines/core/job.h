@@ -113,6 +113,7 @@ struct mdfio_job {
 	struct mdfio_world world;
 	char host[HOST_NAME_MAX + 1];
 	char hosts[MDFIO_HOSTS_MAX];	/* the hosts= option's value */
+	char run_id[64];		/* the run_id= option's value */
 	uint32_t per_host;	/* ranks of one fio job: numjobs */
 	int root_fd;		/* the root, which holds the rank file */
 	struct mdfio_rankfile rankfile;

@@ -266,6 +266,8 @@ const struct fio_option mdfio_core_options[] = {
 	    "Prefix of per-operation latency CSVs, md-workbench -L (value|default; empty: off)"),
 	MDFIO_STR_OPT("hosts", struct mdfio_options, hosts,
 	    "Host names of the fio servers of one run, separated by ',': each takes numjobs ranks in this order (value|default; empty: this fio job's ranks only)"),
+	MDFIO_STR_OPT("run_id", struct mdfio_options, run_id,
+	    "Names the run: the same in every fio process of one run, in no other run (a launcher's job id, a script's unique id); a named run that fails keeps its reason in mdfio.ranks, and a fio of it that comes later is refused at once (value|default; empty: unnamed)"),
 	MDFIO_OPT("join_timeout", cb_join_timeout, "30",
 	    "Seconds a rank waits at the start of a phase for ranks that no process has started, 1 to 86400 (ranks still busy are waited for without limit)"),
 	MDFIO_OPT("ranks", cb_ranks, NULL,

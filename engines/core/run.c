@@ -224,7 +224,11 @@ int mdfio_join_run(struct mdfio_job *j)
 	}
 	if (mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
 					  j->per_host, j->host, mdfio_reservation(j->root),
-					  msg, sizeof(msg))) {
+					  j->run_id, msg, sizeof(msg))) {
+		/* a named run's failure, kept in the file, refuses this fio's
+		 * later phases too: each that met it has said why */
+		if (mdfio_reservation_stopped(j->root, why, sizeof(why)))
+			return mdfio_error_said("this run stopped before this phase (%s)", why);
 		mdfio_error("%s: host %s: %s", j->root, j->host, msg);
 		/* its siblings, claimed, would wait at the barrier for it for
 		 * ever. Without a claim this rank may not write the file,

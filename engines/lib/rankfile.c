@@ -303,6 +303,83 @@ static void new_id(char *id)
 	snprintf(id, MDFIO_RANKFILE_ID_LEN, "%016" PRIx64, v);
 }
 
+/* Names the run of rf's ranks (NULL or "": unnamed). */
+static void name_run(struct mdfio_rankfile *rf, const char *run_id)
+{
+	/* FNV-1a: the name only has to differ from other runs' names */
+	uint64_t v = 0xcbf29ce484222325u;
+	const char *c;
+
+	rf->run_digest[0] = rf->run_id[0] = '\0';
+	if (!run_id || !*run_id)
+		return;
+	for (c = run_id; *c; c++)
+		v = (v ^ (unsigned char)*c) * 0x100000001b3u;
+	snprintf(rf->run_digest, sizeof(rf->run_digest), "%016" PRIx64, v);
+	snprintf(rf->run_id, sizeof(rf->run_id), "%s", run_id);
+}
+
+/* The failure record of a named run starts with its digest. */
+#define RUN_PREFIX "run-id "
+#define RUN_PREFIX_LEN (sizeof(RUN_PREFIX) - 1 + MDFIO_RANKFILE_ID_LEN - 1 + 2)
+
+/* Why the last barrier given up failed, and the digest of the named run
+ * that gave it up into run (may be NULL; "" if unnamed). */
+static void read_failure(int fd, char *why, size_t len, char *run)
+{
+	char buf[FAILURE_LEN];
+	const char *p = buf;
+	size_t n;
+
+	if (read_rec(fd, FAILURE_OFF, buf, sizeof(buf)))
+		buf[0] = '\0';
+	for (n = strlen(buf); n && buf[n - 1] == ' '; n--)
+		buf[n - 1] = '\0';
+	if (run)
+		run[0] = '\0';
+	if (n >= RUN_PREFIX_LEN && !strncmp(buf, RUN_PREFIX, sizeof(RUN_PREFIX) - 1) &&
+	    !strncmp(buf + RUN_PREFIX_LEN - 2, ": ", 2)) {
+		if (run) {
+			memcpy(run, buf + sizeof(RUN_PREFIX) - 1, MDFIO_RANKFILE_ID_LEN - 1);
+			run[MDFIO_RANKFILE_ID_LEN - 1] = '\0';
+		}
+		p += RUN_PREFIX_LEN;
+	}
+	if (why)
+		snprintf(why, len, "%s", p);
+}
+
+/* Refuses (1, with one line in msg) a fio of a named run whose barrier
+ * failed (h holds the header, read under the header lock): it came too late
+ * to join the run, which cannot start again. */
+static int refuse_failed_run(struct mdfio_rankfile *rf, const struct header *h,
+			     char *msg, size_t msglen)
+{
+	char run[MDFIO_RANKFILE_ID_LEN], why[FAILURE_LEN];
+
+	if (!rf->run_digest[0] || !h->failed)
+		return 0;
+	read_failure(rf->fd, why, sizeof(why), run);
+	if (strcmp(run, rf->run_digest))
+		return 0;
+	return mdfio_reason(msg, msglen, "run_id=%s stopped before this fio joined it: %s "
+			    "(a run of this name cannot start again here until %s is removed)",
+			    rf->run_id, why, MDFIO_RANKFILE_NAME);
+}
+
+/* Whether the file must outlive its last rank: a named run failed, and its
+ * fio processes that come later are to be refused with the reason. */
+static int failed_run_kept(int fd)
+{
+	struct header h;
+	char run[MDFIO_RANKFILE_ID_LEN];
+
+	if (read_header(fd, &h) || !h.failed)
+		return 0;
+	read_failure(fd, NULL, 0, run);
+	return run[0] != '\0';
+}
+
 /* Rank rank's record in line: 0, or -1 with r as a record of no one's. */
 static int parse_rank(const char *line, uint32_t rank, struct rank_rec *r)
 {
@@ -398,6 +475,10 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
 			    h.total, r, holder.host, holder.pid, rf->total);
 	}
+	if (!got && r == h.total && refuse_failed_run(rf, &h, msg, msglen)) {
+		unlock(fd, 0, REC);
+		return 1;
+	}
 	if (got || r == h.total) {
 		/* the first rank of a run: nothing of an earlier one counts
 		 * (records of ranks nobody claims are never read as live). The
@@ -479,7 +560,8 @@ static int open_file(struct mdfio_rankfile *rf, int dirfd, char *msg, size_t msg
 }
 
 int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
-			   uint32_t n, const char *host, char *msg, size_t msglen)
+			   uint32_t n, const char *host, const char *run_id,
+			   char *msg, size_t msglen)
 {
 	struct header h;
 	struct rank_rec holder;
@@ -490,6 +572,7 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 	rf->fio_pid = (long)getpid();
 	rf->reserved_fd = -1;
 	rf->fence = NULL;
+	name_run(rf, run_id);
 	/* before fio forks its jobs, so that they all share it */
 	rf->waiter = mmap(NULL, sizeof(*rf->waiter), PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -507,11 +590,14 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 			mdfio_reason(msg, msglen, "cannot lock %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 			goto fail;
 		}
-		if (read_header(rf->fd, &h) < 0) {
+		err = read_header(rf->fd, &h);
+		if (err < 0) {
 			mdfio_reason(msg, msglen, "%s is not mdfio's rank file: refusing to touch it",
 				     MDFIO_RANKFILE_NAME);
 			goto fail_locked;
 		}
+		if (!err && refuse_failed_run(rf, &h, msg, msglen))
+			goto fail_locked;
 		for (r = first; r < first + n; r++) {
 			err = lock(rf->fd, F_WRLCK, reservation_off(r), 1, 0);
 			if (!err)
@@ -556,12 +642,13 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 			 uint32_t total, uint32_t block, const char *host,
 			 char *msg, size_t msglen)
 {
-	return mdfio_rankfile_claim_reserved(rf, dirfd, rank, total, block, host, NULL, msg, msglen);
+	return mdfio_rankfile_claim_reserved(rf, dirfd, rank, total, block, host, NULL, NULL, msg, msglen);
 }
 
 int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 				  uint32_t total, uint32_t block, const char *host,
-				  const struct mdfio_rankfile *reserved, char *msg, size_t msglen)
+				  const struct mdfio_rankfile *reserved, const char *run_id,
+				  char *msg, size_t msglen)
 {
 	int tries;
 
@@ -572,6 +659,12 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->stalled = NULL;
 	rf->waiter = reserved ? reserved->waiter : NULL;
 	rf->fence = reserved ? reserved->fence : NULL;
+	if (reserved) {
+		memcpy(rf->run_digest, reserved->run_digest, sizeof(rf->run_digest));
+		memcpy(rf->run_id, reserved->run_id, sizeof(rf->run_id));
+	} else {
+		name_run(rf, run_id);
+	}
 
 	rf->rank = rank;
 	rf->total = total;
@@ -829,25 +922,15 @@ int mdfio_rankfile_reserved_elsewhere(const struct mdfio_rankfile *rf, uint32_t 
 	return reserved_elsewhere(rf, rank);
 }
 
-/* Why the last barrier given up failed. */
-static void read_failure(int fd, char *why, size_t len)
-{
-	char buf[FAILURE_LEN];
-	size_t n;
-
-	if (read_rec(fd, FAILURE_OFF, buf, sizeof(buf)))
-		buf[0] = '\0';
-	for (n = strlen(buf); n && buf[n - 1] == ' '; n--)
-		buf[n - 1] = '\0';
-	snprintf(why, len, "%s", buf);
-}
-
 /* Under the header lock: barrier b fails for why, and for good (see
  * rankfile.h); this rank withdraws from it. */
 static void fail_barrier(struct mdfio_rankfile *rf, struct header *h, uint64_t b,
 			 const char *why)
 {
-	write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, "%s", why);
+	if (rf->run_digest[0])
+		write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, RUN_PREFIX "%s: %s", rf->run_digest, why);
+	else
+		write_rec(rf->fd, FAILURE_OFF, FAILURE_LEN, "%s", why);
 	h->failed = b;
 	write_header(rf->fd, h);
 	write_rank(rf, b - 1, "-");
@@ -971,7 +1054,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	}
 	b = h.released + 1;
 	if (h.failed) {
-		read_failure(rf->fd, why, sizeof(why));
+		read_failure(rf->fd, why, sizeof(why), NULL);
 		unlock(rf->fd, 0, REC);
 		return mdfio_reason(msg, msglen, "this run stopped before this phase (%s)", why);
 	}
@@ -1123,7 +1206,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		}
 		if (h.failed == b) {
 			/* the first rank to give up said why for all */
-			read_failure(rf->fd, why, sizeof(why));
+			read_failure(rf->fd, why, sizeof(why), NULL);
 			write_rank(rf, b - 1, "-");
 			break;
 		}
@@ -1204,7 +1287,7 @@ static int remove_if_last(struct mdfio_rankfile *rf, int dirfd,
 	int root_goes = 0;
 
 	if (!lock(rf->fd, F_WRLCK, 0, 0, 0) && still_named(dirfd, rf->fd) &&
-	    !(keep && keep(arg))) {
+	    !failed_run_kept(rf->fd) && !(keep && keep(arg))) {
 		root_goes = !read_header(rf->fd, &h) && h.root_goes;
 		if (unlinkat(dirfd, MDFIO_RANKFILE_NAME, 0))
 			root_goes = 0;

@@ -49,6 +49,10 @@ struct mdfio_rankfile {
 	uint32_t block;
 	char host[64];
 	char id[MDFIO_RANKFILE_ID_LEN];	/* 16 hex digits */
+	/* The run's name (run_id=) digested to 16 hex digits, and its start
+	 * for messages; "" if unnamed */
+	char run_digest[MDFIO_RANKFILE_ID_LEN];
+	char run_id[64];
 	long fio_pid;	/* the fio process that reserved the rank */
 	int reserved_fd;	/* that fio's open file, if it is this one's */
 	/* Whether the run has stopped where this file cannot show it (1, with
@@ -84,9 +88,15 @@ struct mdfio_rankfile {
  * another between its phases. It also maps the memory in which the jobs
  * that claim through it (forked from this process, or its threads) share
  * one poller of the file at each barrier. Returns 0, or 1 with one line in msg (a live
- * holder is named: host and fio pid). */
+ * holder is named: host and fio pid).
+ * run_id (run_id=; NULL or "": unnamed) names the run. A barrier of a named
+ * run that fails keeps its reason in the file after the last rank has
+ * left, and every fio of that run that comes later is refused at once with
+ * it, where an unnamed run's late host cannot be told from the first host
+ * of a new run; a run of another name (or none) starts the file afresh. */
 int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
-			   uint32_t n, const char *host, char *msg, size_t msglen);
+			   uint32_t n, const char *host, const char *run_id,
+			   char *msg, size_t msglen);
 
 /* Opens (creating) the rank file in directory dirfd, never through a
  * symlink, and claims rank of total for this process. Returns 0, or 1 with
@@ -96,10 +106,12 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 			 char *msg, size_t msglen);
 
 /* The same, for a job whose fio holds reserved (mdfio_rankfile_reserve; may
- * be NULL): the reservation by any other fio refuses the claim. */
+ * be NULL): the reservation by any other fio refuses the claim. The run's
+ * name is reserved's, or without one run_id (as mdfio_rankfile_reserve's). */
 int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 				  uint32_t total, uint32_t block, const char *host,
-				  const struct mdfio_rankfile *reserved, char *msg, size_t msglen);
+				  const struct mdfio_rankfile *reserved, const char *run_id,
+				  char *msg, size_t msglen);
 
 /* Gives up the reservation of ranks [first, first+n) and closes rf; removes
  * the file as mdfio_rankfile_release does when nobody else holds it, and

@@ -144,7 +144,7 @@ static unsigned int one_fio(const char *dir, uint32_t first, uint32_t k,
 	unsigned int bad = 0;
 	pid_t jobs[8];
 
-	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", msg, sizeof(msg)))
+	if (k > 8 || mdfio_rankfile_reserve(&res, fd, first, k, "h", NULL, msg, sizeof(msg)))
 		return k;
 	res.fence = fence;
 	for (r = first; r < first + k; r++) {
@@ -154,7 +154,7 @@ static unsigned int one_fio(const char *dir, uint32_t first, uint32_t k,
 		struct mdfio_rankfile rf;
 		int err;
 
-		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, msg, sizeof(msg)))
+		if (mdfio_rankfile_claim_reserved(&rf, fd, r, 2 * k, k, "h", &res, NULL, msg, sizeof(msg)))
 			_exit(2);
 		err = job(&rf, fd, arg);
 		mdfio_rankfile_release(&rf, fd, NULL, NULL);
@@ -416,7 +416,7 @@ static void poller_mishap(const char *dir, int kill_it)
 	pid_t jobs[4];
 	int fd = dirfd_of(dir);
 
-	CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 3, "h", msg, sizeof(msg)), "reserve: %s", msg);
+	CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 3, "h", NULL, msg, sizeof(msg)), "reserve: %s", msg);
 	for (i = 0; i < 4; i++) {
 		r = (i + 3) % 4;	/* 3, 0, 1, 2 */
 		jobs[r] = fork();
@@ -424,7 +424,7 @@ static void poller_mishap(const char *dir, int kill_it)
 			struct mdfio_rankfile rf;
 			uint64_t b;
 
-			if (r < 3 ? mdfio_rankfile_claim_reserved(&rf, fd, r, 4, 3, "h", &res, msg, sizeof(msg))
+			if (r < 3 ? mdfio_rankfile_claim_reserved(&rf, fd, r, 4, 3, "h", &res, NULL, msg, sizeof(msg))
 				  : mdfio_rankfile_claim(&rf, fd, r, 4, 1, "h2", msg, sizeof(msg)))
 				_exit(2);
 			__atomic_add_fetch(&waited[r], r == 3, __ATOMIC_SEQ_CST);	/* claimed */
@@ -550,6 +550,46 @@ static void out_of_bounds(int fd)
 	alarm(0);
 }
 
+/* A named run (run_id=) that fails keeps its reason in the file after its
+ * last rank has left: a fio of that run that comes later is refused at once
+ * (its reservation and its claim), one of another run, or of none, starts
+ * the file afresh, and an unnamed run's failure leaves no file. */
+static void named_run_failure(int fd)
+{
+	struct mdfio_rankfile a, late;
+	const char *why = "ranks 1 of 2 did not join within 1 s";
+	char msg[1024];
+	uint64_t gen;
+
+	alarm(30);
+	CHECK(!mdfio_rankfile_claim_reserved(&a, fd, 0, 2, 1, "hostA", NULL, "nightly-42", msg, sizeof(msg)),
+	      "claim: %s", msg);
+	CHECK(mdfio_rankfile_barrier(&a, "p", 1000, &gen, NULL, NULL, msg, sizeof(msg)) && !strcmp(msg, why),
+	      "the named run fails: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+	CHECK(!faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW),
+	      "a named run's failure outlives its last rank");
+	CHECK(mdfio_rankfile_reserve(&late, fd, 1, 1, "hostB", "nightly-42", msg, sizeof(msg)) &&
+	      strstr(msg, "run_id=nightly-42 stopped before this fio joined it: ") && strstr(msg, why),
+	      "a late fio of the run is refused at its reservation: %s", msg);
+	CHECK(mdfio_rankfile_claim_reserved(&late, fd, 1, 2, 1, "hostB", NULL, "nightly-42", msg, sizeof(msg)) &&
+	      strstr(msg, "run_id=nightly-42 stopped before this fio joined it: ") && strstr(msg, why),
+	      "and at its claim: %s", msg);
+	CHECK(!faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW), "the refusal leaves the file");
+	/* another run starts afresh, passes, and takes the file with it */
+	CHECK(!mdfio_rankfile_claim_reserved(&a, fd, 0, 1, 1, "hostA", NULL, "nightly-43", msg, sizeof(msg)),
+	      "another run: %s", msg);
+	CHECK(!mdfio_rankfile_barrier(&a, "p", 1000, &gen, NULL, NULL, msg, sizeof(msg)), "its barrier: %s", msg);
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW), "another run's last rank removes the file");
+	/* unnamed: the failure goes with the last rank */
+	CHECK(!mdfio_rankfile_claim(&a, fd, 0, 2, 1, "hostA", msg, sizeof(msg)), "claim: %s", msg);
+	CHECK(mdfio_rankfile_barrier(&a, "p", 1000, &gen, NULL, NULL, msg, sizeof(msg)), "the unnamed run fails");
+	mdfio_rankfile_release(&a, fd, NULL, NULL);
+	CHECK(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW), "an unnamed run's failure leaves no file");
+	alarm(0);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/mdfio-test-rankfile-XXXXXX";
@@ -575,6 +615,7 @@ int main(void)
 	fenced_lockstep(dir, 3, 0);
 	fenced_lockstep(dir, 3, 1);
 	fenced_lockstep(dir, 3, 2);
+	named_run_failure(fd);
 
 	/* a wait that makes no progress for the timeout says what it sees,
 	 * before it fails: the busy rank, and the one nobody has claimed */
@@ -802,13 +843,13 @@ int main(void)
 	{
 		struct mdfio_rankfile res, c;
 
-		CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 2, "hostA", msg, sizeof(msg)), "reserve: %s", msg);
+		CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 2, "hostA", NULL, msg, sizeof(msg)), "reserve: %s", msg);
 		child = fork();
 		if (!child) {
 			int cfd = dirfd_of(dir);
 			char m[256];
 
-			if (!mdfio_rankfile_reserve(&b, cfd, 1, 2, "hostB", m, sizeof(m)))
+			if (!mdfio_rankfile_reserve(&b, cfd, 1, 2, "hostB", NULL, m, sizeof(m)))
 				_exit(2);
 			snprintf(msg, sizeof(msg), "another fio run is using this namespace (rank 1: host hostA, fio pid %ld)",
 				 (long)getppid());
@@ -825,7 +866,7 @@ int main(void)
 		child = fork();
 		if (!child) {
 			/* a job of the reserving fio, forked from it */
-			if (mdfio_rankfile_claim_reserved(&c, fd, 1, 2, 2, "hostA", &res, msg, sizeof(msg)))
+			if (mdfio_rankfile_claim_reserved(&c, fd, 1, 2, 2, "hostA", &res, NULL, msg, sizeof(msg)))
 				_exit(2);
 			mdfio_rankfile_release(&c, fd, NULL, NULL);
 			_exit(faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, 0) ? 3 : 0);

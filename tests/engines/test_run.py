@@ -152,6 +152,30 @@ def test_a_listed_host_that_never_starts_stops_every_rank_before_anything_is_mad
     assert os.listdir(tmpfs) == []
 
 
+def test_a_late_host_of_a_named_run_is_refused_at_once(servers, tmpfs, tmp_path):
+    """With run_id= the failed run keeps its reason in mdfio.ranks: a host
+    of it that starts after the others gave up is refused at once, with
+    that reason, and touches nothing; a run of another name takes the root
+    over and leaves it empty."""
+    hosts = servers(3)
+    text = job(["precreate", "benchmark", "cleanup"], tmpfs, ["host1", "host2", "host3"], 2, run_id="nightly-7")
+    run = client(hosts[:2], text, tmp_path, check=False)
+    why = "ranks 4-5 of 6 did not join within 5 s; no rank of host host3 has started"
+    gave_up = [line for line in run.messages.splitlines() if "did not join" in line]
+    assert len(gave_up) == 4 and all(line.endswith(why + "; nothing was started") for line in gave_up), run.messages
+    assert os.listdir(tmpfs) == ["mdfio.ranks"]
+    kept = (tmpfs / "mdfio.ranks").read_bytes()
+    late = client(hosts[2:], text, tmp_path, check=False)
+    refused = [line for line in late.messages.splitlines() if "run_id=" in line]
+    assert refused == [f"<host3> mdfio: {tmpfs}: host host3: run_id=nightly-7 stopped before this fio joined it: "
+                       f"{why} (a run of this name cannot start again here until mdfio.ranks is removed)"], \
+        late.messages
+    assert not re.search(r"\(host host3\), entering", late.messages), late.messages
+    assert os.listdir(tmpfs) == ["mdfio.ranks"] and (tmpfs / "mdfio.ranks").read_bytes() == kept
+    client(hosts, text.replace("run_id=nightly-7", "run_id=nightly-8"), tmp_path, check=True)
+    assert os.listdir(tmpfs) == []
+
+
 def test_a_host_slower_than_join_timeout_is_named_late_not_gone(servers, tmpfs, tmp_path):
     """After a barrier every rank passed, a host whose fio lives but comes
     to the next one past join_timeout (here: a job of its own first) is
