@@ -285,17 +285,20 @@ int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max);
 void mdfio_leave_run(struct mdfio_job *j);
 
 /* orphan.c: whether anyone is left to receive this job's results. Called
- * first in fio's main process, before it forks the jobs (at their setup). */
-void mdfio_orphan_watch(void);
-/* 1, with why, once fio's main process or (under a fio server) its client
- * is gone: the job stops, and the run with it. */
+ * first in fio's main process, before it forks the jobs (at their setup);
+ * launcher is the variable of the launcher that numbered the ranks (NULL:
+ * none). */
+void mdfio_orphan_watch(const char *launcher);
+/* 1, with why, once fio's main process, or what started fio (under a fio
+ * server its client, under a launcher the launcher's process) is gone: the
+ * job stops, and the run with it. */
 int mdfio_orphaned(char *why, size_t len);
 
 /* reserve.c: in fio's main process, the ranks of each root it runs, held
  * until it exits; one line and 1 (for every job of the root) if another fio
- * holds them */
+ * holds them; launcher as mdfio_orphan_watch's */
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
-			const char *host);
+			const char *host, const char *launcher);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
 /* Why this fio's run on a root stopped: kept with the reason, so that no
  * rank has to tell from the reason's text whose it is. */

@@ -217,7 +217,7 @@ static int same_directory(struct thread_data *td, struct reservation *res)
 }
 
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
-			const char *host)
+			const char *host, const char *launcher)
 {
 	const char *root = td->o.directory;
 	const struct mdfio_options *eo = td->eo;
@@ -237,7 +237,7 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			clones_ended = NULL;
 			return mdfio_error("cannot map the job counts: %s", strerror(errno));
 		}
-		mdfio_orphan_watch();
+		mdfio_orphan_watch(launcher);
 	}
 	prev = previous_section(td);
 	waits_for[td->thread_number - 1] = prev ? prev->thread_number : 0;

@@ -86,7 +86,7 @@ int mdfio_reserve_run(struct thread_data *td)
 
 	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
 		return 1;
-	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host);
+	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host, w.launcher);
 }
 
 enum host_state { HOST_HERE, HOST_NOT_STARTED, HOST_GONE, HOST_LATE };

@@ -173,6 +173,7 @@ static int from_hosts(struct mdfio_world *w, uint32_t numjobs,
 	w->total = count * numjobs;
 	w->local = numjobs;
 	w->source = "hosts=";
+	w->launcher = NULL;
 	return 0;
 }
 
@@ -203,6 +204,7 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 		w->total = numjobs;
 		w->local = numjobs;
 		w->source = "this fio job";
+		w->launcher = NULL;
 		return 0;
 	}
 	if (parse_u32(getenv_fn(l->rank), &rank))
@@ -221,6 +223,6 @@ int mdfio_world_find(struct mdfio_world *w, uint32_t numjobs,
 	w->total = size * numjobs;
 	here = processes_here(l, size, getenv_fn);
 	w->local = (here && here <= size ? here : 1) * numjobs;
-	w->source = l->rank;
+	w->source = w->launcher = l->rank;
 	return 0;
 }

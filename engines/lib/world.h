@@ -20,6 +20,9 @@ struct mdfio_world {
 	/* what told us: "this fio job", "hosts=", or the launcher's rank
 	 * variable ("OMPI_COMM_WORLD_RANK", ...) */
 	const char *source;
+	/* the launcher's rank variable, if a launcher numbered the ranks
+	 * (NULL: hosts= or this fio job) */
+	const char *launcher;
 };
 
 /* Decides the world of a job with numjobs clones on host, from hosts (the

@@ -6,6 +6,7 @@ would run its whole job list. Every rank stops at its next step, the later
 phases (the cleanup) never run, the namespace stays as it was, and a new
 fio's cleanup removes it."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -13,7 +14,8 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace
+from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace,
+                      need_mpich, need_mpirun)
 from mdfio.hosts import alive, fio_servers, need_unshare
 
 D, P, I = 2, 20, 20
@@ -132,3 +134,52 @@ def test_a_killed_fio_client_leaves_no_job_running(tmp_path):
                                                    steps_per_set=I, hosts=names, join_timeout=5),
                                  args=[f"--client={hosts}"], env=client_env(), timeout=120)
         check_kept_then_cleaned(root, 2, cleanup)
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_killed_mpirun_leaves_no_job_running(tmpfs, tmp_path, mpi):
+    """mpirun killed with SIGKILL mid-benchmark leaves the fio processes it
+    started running, with no one to collect their output: each notices that
+    its parent, the launcher's process, is gone, and stops its ranks."""
+    if mpi == "mpich":
+        need_mpich()
+        launcher, rank = MPIRUN_MPICH, "PMI_RANK"
+    else:
+        need_mpirun()
+        launcher, rank = [*MPIRUN, "--bind-to", "none"], "OMPI_COMM_WORLD_RANK"
+    root = tmpfs / "root"
+    root.mkdir()
+    text = job(PHASES, root, numjobs=1, datasets=D, precreate_per_set=P, steps_per_set=I, join_timeout=5)
+    text = text.replace("phase=benchmark\n", "phase=benchmark\n" + "".join(f"{k}={v}\n" for k, v in SLOW.items()))
+    jobfile = tmp_path / "job.fio"
+    jobfile.write_text(text)
+    out = tmp_path / "job"
+    proc = subprocess.Popen([*launcher, "-np", "2", "sh", "-c",
+                             f'exec fio --output-format=json --output="{out}.${rank}.json" "{jobfile}" '
+                             f'2>"{out}.${rank}.stderr"'],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env(MPI_ENV))
+    try:
+        benchmarking(root, 2, proc)
+        table = mdfio.fio.processes()
+        jobs = {p for p in mdfio.fio.descendants(proc.pid, table) if table[p][0] == "fio"}
+        fios = {p for p in jobs if table.get(table[p][2], ("",))[0] != "fio"}
+        assert len(fios) == 2 and len(jobs) == 4, (fios, jobs)
+        proc.kill()
+        proc.wait()
+        wait_ended(jobs)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # Open MPI's mpirun started fio itself, and its end leaves fio running;
+    # MPICH's proxy, left without mpirun, kills the fio it started, whose
+    # jobs then stop as any killed fio's do
+    why = (rf"the launcher that started this fio is gone \(fio's parent, pid \d+, has ended; {rank} numbered the ranks\)"
+           if mpi == "openmpi" else r"fio's main process \(pid \d+\) is gone")
+    for r in range(2):
+        said = out.with_suffix(f".{r}.stderr").read_text()
+        assert not SANITIZER_REPORT.search(said), said
+        assert re.search(rf"mdfio: rank {r} benchmark: {why}; the run stops here", said), said
+    check_kept_then_cleaned(root, 2, lambda: mdfio.fio.run(
+        tmp_path / "cleanup.fio", job(["cleanup"], root, numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I),
+        env=fio_env(), timeout=120))
