@@ -154,14 +154,7 @@ OBJECT_SIZE = 3901
 
 
 def job(phases, root, engine="posix", numjobs=1, bs=OBJECT_SIZE, **opts):
-    """A jobfile with one section per phase name ('benchmark' may repeat).
-    mdfio-uring above iodepth 1 goes through the ring unless issue= is
-    given, as issue=auto does on ext4 from iodepth 8 with a CPU to spare: on
-    the tests' tmpfs auto makes system calls or splits the work with the
-    job's thread (no chain, no registered buffers), which would leave the
-    ring's own path untested."""
-    if engine == "uring" and "issue" not in opts and int(opts.get("iodepth", 1)) > 1:
-        opts["issue"] = "ring"
+    """A jobfile with one section per phase name ('benchmark' may repeat)."""
     return mdfio.fio.jobfile(phases, root, engine_path(engine), numjobs=numjobs, bs=bs, **opts)
 
 

@@ -35,9 +35,10 @@
 #include "sysio.h"
 #include "waits.h"
 
-/* issue=: how an operation is issued */
-enum issue { ISSUE_AUTO, ISSUE_RING, ISSUE_SYSCALL };
-static const char *const issue_names[] = { "auto", "ring", "syscall" };
+/* issue=: how an operation is issued; the ring unless the jobfile says
+ * otherwise (a benchmark does what its jobfile says) */
+enum issue { ISSUE_RING, ISSUE_SYSCALL, ISSUE_AUTO };
+static const char *const issue_names[] = { "ring", "syscall", "auto" };
 
 struct uring_options {
 	struct mdfio_options core;
@@ -727,7 +728,7 @@ static int cb_issue(void *data, const char *s)
 			((struct uring_options *)data)->issue = k;
 			return 0;
 		}
-	return mdfio_error("issue=%s: expected auto, ring or syscall", s);
+	return mdfio_error("issue=%s: expected ring, syscall or auto", s);
 }
 
 /* fixedbufs and sqthread_poll are fio's io_uring names for the same
@@ -740,8 +741,8 @@ static const struct fio_option uring_options[] = {
 		  "1: object data through registered buffers (READ_FIXED/WRITE_FIXED)"),
 	MDFIO_OPT("sqthread_poll", cb_sqthread_poll, "0",
 		  "1: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL); it takes a CPU"),
-	MDFIO_OPT("issue", cb_issue, "auto",
-		  "How object calls are issued: auto (system calls at iodepth 1, in a cleanup on xfs, and on tmpfs or ramfs below iodepth 8 or without a CPU to spare; the ring with sqthread_poll=1, or from iodepth 8 where the job may run on more CPUs than there are ranks sharing them, on tmpfs and ramfs for all but the reads, writes and closes and a share of a cleanup's deletes; else system calls until they wait for the device or a server, then the ring), ring (all through io_uring) or syscall (all as system calls)"),
+	MDFIO_OPT("issue", cb_issue, "ring",
+		  "How object calls are issued: ring (all through io_uring), syscall (all as mdfio-posix's system calls) or auto (the engine chooses per job from the file system, iodepth and the CPUs, and may move to the ring mid-phase: see mdfio(7))"),
 	{ .name = NULL },
 };
 

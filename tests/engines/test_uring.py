@@ -425,7 +425,7 @@ def test_a_bad_issue_value_is_one_line_naming_the_option(tmpfs, tmp_path, value)
     run = run_fio(job(["precreate"], tmpfs, engine="uring", issue=value), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
-    assert lines == [f"mdfio: issue={value}: expected auto, ring or syscall"], run.stderr
+    assert lines == [f"mdfio: issue={value}: expected ring, syscall or auto"], run.stderr
     assert os.listdir(tmpfs) == []
 
 

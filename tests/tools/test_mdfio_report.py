@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import SOURCE_ROOT, client_env, fio_env, job, run_fio
+from conftest import SOURCE_ROOT, client_env, fio_env, io_uring_missing, job, run_fio
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 OPS = ("create", "stat", "read", "delete")
@@ -902,6 +902,26 @@ def test_header_and_footer_are_md_workbenchs(runs, name):
     phases = [ln.split(" ", 1)[0] for ln in lines[3:-1]]
     assert phases == (["benchmark"] * 2 if extra else ["precreate"] + ["benchmark"] * 3 + ["cleanup"])
     assert lines[-1] == f"Total runtime: {elapsed}s time: {local(doc['timestamp'])}"
+
+
+@pytest.mark.parametrize("issue", [None, "ring", "syscall", "auto"])
+def test_the_header_names_issue_auto(tmpfs, tmp_path, issue):
+    """mdfio-uring issues every call through the ring unless its jobfile
+    says otherwise; where a job chose (issue=auto), the header says so, after
+    md-workbench's lines, and -q keeps md-workbench's Args alone."""
+    if io_uring_missing():
+        pytest.skip(f"mdfio-uring needs io_uring: {io_uring_missing()}")
+    opts = dict(datasets=2, precreate_per_set=10, steps_per_set=5, iodepth=4, **({"issue": issue} if issue else {}))
+    run_fio(job(["precreate", "benchmark", "cleanup"], tmpfs, engine="uring", **opts), tmp_path,
+            args=["--output-format=json+"], check=True)
+    path = sorted(tmp_path.glob("job-*.json"))[-1]
+    lines = report(path).stdout.splitlines()
+    named = [ln for ln in lines if ln.startswith("mdfio-uring issue=auto:")]
+    assert named == ([] if issue != "auto" else [
+        "mdfio-uring issue=auto: each job chose between io_uring and system calls, and one that moved to the "
+        "ring mid-phase said so on fio's error output"]), lines
+    assert lines[2].startswith("MD-Workbench total objects: ") and lines[4 if named else 3].startswith("precreate ")
+    assert not [ln for ln in report(path, "-q").stdout.splitlines() if ln.startswith("mdfio-uring")]
 
 
 def test_quiet_is_md_workbenchs(runs):

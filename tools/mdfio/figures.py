@@ -425,6 +425,13 @@ class Run:
         factors = [x.float_opt("waiting_factor") for x in bench]
         return False, self.repeats, next((text for v, text in factors if v > 0), None)
 
+    def chosen_issue(self):
+        """Whether mdfio-uring chose how to issue operations (issue=auto)
+        in any section: its figures then mix the ring and system calls as
+        each job chose."""
+        return any("mdfio-uring" in x.opts.get("ioengine", "") and x.opt("issue") == "auto"
+                   for x in self.sections)
+
     def md_workbench_args(self):
         """The arguments of IOR's md-workbench that run what this run ran,
         its ranks being mpiexec's (the Nodemap's digits): md-workbench's

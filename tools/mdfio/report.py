@@ -129,13 +129,17 @@ def header(run, quiet):
     does not hold back: md-workbench prints it before reading -q), then,
     without -q, the total objects and md-workbench's warning of more
     steps than precreated objects (the engine refuses to run such a
-    benchmark, but a run without one may have them)."""
+    benchmark, but a run without one may have them), and a line naming
+    mdfio-uring's issue=auto where a job chose how to issue operations."""
     lines = ["Args: md-workbench" + "".join(f' "{a}"' for a in run.md_workbench_args())]
     if not quiet:
         lines.append(f"MD-Workbench total objects: {run.total_objects} workingset size: "
                      f"{run.working_set:.3f} MiB (version: {run.version}) time: {start_time(run)}")
         if run.i > run.p:
             lines.append("WARNING: num > precreate, this may cause the situation that no objects are available to read")
+        if run.chosen_issue():
+            lines.append("mdfio-uring issue=auto: each job chose between io_uring and system calls, and one that "
+                         "moved to the ring mid-phase said so on fio's error output")
     return lines
 
 
