@@ -313,8 +313,8 @@ enum mdfio_stop {
 	MDFIO_STOP_FAILED,
 };
 /* The run on root stopped, for why: every later job of this fio on root
- * refuses to start. The first stop is kept. */
-void mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why);
+ * refuses to start. The first stop is kept: 1 if it is this one. */
+int mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why);
 /* How it stopped (MDFIO_STOP_NONE: it has not), and why. */
 enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t len);
 /* Every rank of the run passed barrier (a phase's start, "benchmark repeat

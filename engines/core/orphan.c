@@ -48,6 +48,12 @@ void mdfio_orphan_watch(const char *launcher)
 	/* inherited by the jobs fio forks after this; without pidfds (Linux
 	 * before 5.3) a lost client or launcher goes unseen, as before */
 	starter = (int)syscall(SYS_pidfd_open, starter_pid, 0);
+	if (starter >= 0 && getppid() != starter_pid) {
+		/* it ended (and its pid may be another's now) before the
+		 * pidfd was taken: nothing left to watch */
+		close(starter);
+		starter = -1;
+	}
 	if (starter >= 0)
 		(void)fcntl(starter, F_SETFD, FD_CLOEXEC);
 }

@@ -308,18 +308,21 @@ const struct mdfio_rankfile *mdfio_reservation(const char *root)
 	return res && res->rf.fd >= 0 ? &res->rf : NULL;
 }
 
-void mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why)
+int mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why)
 {
 	struct root_state *st = lock_state(root);
+	int first = 0;
 
 	if (!st)
-		return;
+		return 1;
 	/* the first failure is the one the run stopped for */
 	if (!st->stopped) {
 		snprintf(st->why, sizeof(st->why), "%s", why);
 		st->stopped = kind;
+		first = 1;
 	}
 	unlock_state(st);
+	return first;
 }
 
 enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t len)

@@ -215,20 +215,35 @@ static void say_stalled(void *arg, const char *line)
 
 int mdfio_join_run(struct mdfio_job *j)
 {
-	char msg[1024], why[1024];
+	char msg[1024], why[1280];
+	int err;
 
 	if (j->ro_root) {
 		/* a run id no record can hold: no rank counts as ours */
 		snprintf(j->run, sizeof(j->run), "read-only");
 		return 0;
 	}
-	if (mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
-					  j->per_host, j->host, mdfio_reservation(j->root),
-					  j->run_id, msg, sizeof(msg))) {
-		/* a named run's failure, kept in the file, refuses this fio's
-		 * later phases too: each that met it has said why */
-		if (mdfio_reservation_stopped(j->root, why, sizeof(why)))
+	err = mdfio_rankfile_claim_reserved(&j->rankfile, j->root_fd, j->rank, j->ranks,
+					    j->per_host, j->host, mdfio_reservation(j->root),
+					    j->run_id, msg, sizeof(msg));
+	if (err == 2) {
+		/* a named run's failure, kept in the file: this later phase
+		 * of the run stops as at a failed barrier, with one line from
+		 * this fio unless it has said why already (as phase.c's
+		 * precheck says it) */
+		switch (mdfio_reservation_stopped(j->root, why, sizeof(why))) {
+		case MDFIO_STOP_NONE:
+			if (!mdfio_reservation_stop(j->root, MDFIO_STOP_GAVE_UP, msg))
+				return mdfio_error_said("this run stopped before this phase (%s)", msg);
+			return mdfio_error("%s: rank %" PRIu32 " (host %s): this run stopped before this phase (%s); nothing was started",
+					   j->root, j->rank, j->host, msg);
+		case MDFIO_STOP_FAILED:
+			return mdfio_error("this run stopped before this phase (%s)", why);
+		default:
 			return mdfio_error_said("this run stopped before this phase (%s)", why);
+		}
+	}
+	if (err) {
 		mdfio_error("%s: host %s: %s", j->root, j->host, msg);
 		/* its siblings, claimed, would wait at the barrier for it for
 		 * ever. Without a claim this rank may not write the file,
@@ -273,8 +288,9 @@ void mdfio_stop_run(struct mdfio_job *j)
 	snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) failed: %s",
 		 j->rank, j->host, mdfio_last_error());
 	/* the later phases of this fio (the rank file starts afresh for a
-	 * phase that no rank has claimed yet, so it cannot carry the failure
-	 * there), and the ranks of this phase still at its barrier */
+	 * phase that no rank has claimed yet, so, but for a named run's, it
+	 * cannot carry the failure there), and the ranks of this phase still
+	 * at its barrier */
 	mdfio_reservation_stop(j->root, MDFIO_STOP_FAILED, why);
 	mdfio_rankfile_abort(&j->rankfile, why);
 }
@@ -301,10 +317,10 @@ int mdfio_run_barrier(struct mdfio_job *j, unsigned int repeat,
 		/* one line per fio: the refusing rank's own */
 		if (mdfio_reservation_stopped(j->root, why, sizeof(why)) == MDFIO_STOP_REFUSED)
 			return 1;
-		/* the rank file forgets the failure once no rank holds a
-		 * claim, and fio goes on to its later sections: this fio's
-		 * refuse at once, quietly, rather than each waiting another
-		 * join_timeout for ranks that are gone */
+		/* the rank file forgets an unnamed run's failure once no rank
+		 * holds a claim, and fio goes on to its later sections: this
+		 * fio's refuse at once, quietly, rather than each waiting
+		 * another join_timeout for ranks that are gone */
 		snprintf(why, sizeof(why), "rank %" PRIu32 " (host %s) cannot start: %s",
 			 j->rank, j->host, msg);
 		mdfio_reservation_stop(j->root, MDFIO_STOP_GAVE_UP, why);

@@ -337,33 +337,42 @@ static void read_failure(int fd, char *why, size_t len, char *run)
 		buf[n - 1] = '\0';
 	if (run)
 		run[0] = '\0';
-	if (n >= RUN_PREFIX_LEN && !strncmp(buf, RUN_PREFIX, sizeof(RUN_PREFIX) - 1) &&
-	    !strncmp(buf + RUN_PREFIX_LEN - 2, ": ", 2)) {
+	/* the reason's trailing spaces are gone, and an empty one's too */
+	if (n >= RUN_PREFIX_LEN - 1 && !strncmp(buf, RUN_PREFIX, sizeof(RUN_PREFIX) - 1) &&
+	    buf[RUN_PREFIX_LEN - 2] == ':') {
 		if (run) {
 			memcpy(run, buf + sizeof(RUN_PREFIX) - 1, MDFIO_RANKFILE_ID_LEN - 1);
 			run[MDFIO_RANKFILE_ID_LEN - 1] = '\0';
 		}
-		p += RUN_PREFIX_LEN;
+		p += n >= RUN_PREFIX_LEN ? RUN_PREFIX_LEN : n;
 	}
 	if (why)
 		snprintf(why, len, "%s", p);
 }
 
-/* Refuses (1, with one line in msg) a fio of a named run whose barrier
- * failed (h holds the header, read under the header lock): it came too late
- * to join the run, which cannot start again. */
-static int refuse_failed_run(struct mdfio_rankfile *rf, const struct header *h,
-			     char *msg, size_t msglen)
+/* Whether h (read under the header lock) shows a failure of rf's named
+ * run: 1 with the reason in why, else 0. */
+static int failed_run(struct mdfio_rankfile *rf, const struct header *h, char *why, size_t len)
 {
-	char run[MDFIO_RANKFILE_ID_LEN], why[FAILURE_LEN];
+	char run[MDFIO_RANKFILE_ID_LEN];
 
 	if (!rf->run_digest[0] || !h->failed)
 		return 0;
-	read_failure(rf->fd, why, sizeof(why), run);
-	if (strcmp(run, rf->run_digest))
+	read_failure(rf->fd, why, len, run);
+	return !strcmp(run, rf->run_digest);
+}
+
+/* A fio of a named run that failed comes to reserve its ranks: it came too
+ * late to join the run, which cannot start again under its name. */
+static int refuse_failed_run(struct mdfio_rankfile *rf, const struct header *h,
+			     char *msg, size_t msglen)
+{
+	char why[FAILURE_LEN];
+
+	if (!failed_run(rf, h, why, sizeof(why)))
 		return 0;
 	return mdfio_reason(msg, msglen, "run_id=%s stopped before this fio joined it: %s "
-			    "(a run of this name cannot start again here until %s is removed)",
+			    "(another run here needs another run_id, or %s removed once no fio of this run is left)",
 			    rf->run_id, why, MDFIO_RANKFILE_NAME);
 }
 
@@ -475,9 +484,11 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
 			    h.total, r, holder.host, holder.pid, rf->total);
 	}
-	if (!got && r == h.total && refuse_failed_run(rf, &h, msg, msglen)) {
+	if (!got && r == h.total && failed_run(rf, &h, msg, msglen)) {
+		/* a later phase of a named run that failed, in a fio that
+		 * joined it before: the run stopped, as at a failed barrier */
 		unlock(fd, 0, REC);
-		return 1;
+		return 2;
 	}
 	if (got || r == h.total) {
 		/* the first rank of a run: nothing of an earlier one counts
@@ -673,10 +684,12 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	for (tries = 0; tries < 100; tries++) {
 		if (open_file(rf, dirfd, msg, msglen))
 			return 1;
-		if (claim_once(rf, msg, msglen)) {
+		int err = claim_once(rf, msg, msglen);
+
+		if (err) {
 			close(rf->fd);
 			rf->fd = -1;
-			return 1;
+			return err;
 		}
 		if (still_named(dirfd, rf->fd))
 			return 0;

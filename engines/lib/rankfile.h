@@ -107,7 +107,10 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 
 /* The same, for a job whose fio holds reserved (mdfio_rankfile_reserve; may
  * be NULL): the reservation by any other fio refuses the claim. The run's
- * name is reserved's, or without one run_id (as mdfio_rankfile_reserve's). */
+ * name is reserved's, or without one run_id (as mdfio_rankfile_reserve's).
+ * Returns 2, with the reason alone in msg, where a named run kept its
+ * failure and no rank holds a claim: a later phase of the run, which
+ * stopped before it. */
 int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 				  uint32_t total, uint32_t block, const char *host,
 				  const struct mdfio_rankfile *reserved, const char *run_id,

@@ -32,9 +32,10 @@ def async_only(engine, iodepth):
 
 
 def in_flight(engine):
-    """Options that keep an engine's units in flight: mdfio-uring's
-    issue=auto makes calls that do not wait (all of them on tmpfs) system
-    calls, which end before the next unit starts."""
+    """Options that keep an engine's units in flight: mdfio-uring through
+    the ring (its default; named here, as issue=auto would make calls that
+    do not wait, all of them on tmpfs, system calls, which end before the
+    next unit starts)."""
     return {"issue": "ring"} if engine == "uring" else {}
 
 

@@ -14,8 +14,8 @@ import time
 import pytest
 
 import mdfio.fio
-from conftest import (MPI_ENV, MPIRUN, MPIRUN_MPICH, SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace,
-                      need_mpich, need_mpirun)
+from conftest import (MPI_ENV, MPIRUN, SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace,
+                      need_mpirun)
 from mdfio.hosts import alive, fio_servers, need_unshare
 
 D, P, I = 2, 20, 20
@@ -136,17 +136,26 @@ def test_a_killed_fio_client_leaves_no_job_running(tmp_path):
         check_kept_then_cleaned(root, 2, cleanup)
 
 
-@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-def test_a_killed_mpirun_leaves_no_job_running(tmpfs, tmp_path, mpi):
-    """mpirun killed with SIGKILL mid-benchmark leaves the fio processes it
-    started running, with no one to collect their output: each notices that
-    its parent, the launcher's process, is gone, and stops its ranks."""
-    if mpi == "mpich":
-        need_mpich()
-        launcher, rank = MPIRUN_MPICH, "PMI_RANK"
-    else:
+# a launcher of two fio processes that numbers them as Slurm's srun does
+# and, once killed, leaves them running (MPICH's proxy kills the fio it
+# started when mpiexec goes, so it shows nothing of this)
+PARENT = ["python3", "-c", "import os, subprocess, sys\n"
+          "procs = [subprocess.Popen(['sh', '-c', sys.argv[1]], env=dict(os.environ, SLURM_PROCID=str(r), "
+          "SLURM_STEP_NUM_TASKS='2')) for r in range(2)]\n"
+          "[p.wait() for p in procs]"]
+
+
+@pytest.mark.parametrize("launcher", ["mpirun", "parent"])
+def test_a_killed_launcher_leaves_no_job_running(tmpfs, tmp_path, launcher):
+    """mpirun (or any launcher) killed with SIGKILL mid-benchmark leaves the
+    fio processes it started running, with no one to collect their output:
+    each notices that its parent, the launcher's process, is gone, and
+    stops its ranks."""
+    if launcher == "mpirun":
         need_mpirun()
-        launcher, rank = [*MPIRUN, "--bind-to", "none"], "OMPI_COMM_WORLD_RANK"
+        command, rank = [*MPIRUN, "--bind-to", "none", "-np", "2", "sh", "-c"], "OMPI_COMM_WORLD_RANK"
+    else:
+        command, rank = PARENT, "SLURM_PROCID"
     root = tmpfs / "root"
     root.mkdir()
     text = job(PHASES, root, numjobs=1, datasets=D, precreate_per_set=P, steps_per_set=I, join_timeout=5)
@@ -154,9 +163,8 @@ def test_a_killed_mpirun_leaves_no_job_running(tmpfs, tmp_path, mpi):
     jobfile = tmp_path / "job.fio"
     jobfile.write_text(text)
     out = tmp_path / "job"
-    proc = subprocess.Popen([*launcher, "-np", "2", "sh", "-c",
-                             f'exec fio --output-format=json --output="{out}.${rank}.json" "{jobfile}" '
-                             f'2>"{out}.${rank}.stderr"'],
+    proc = subprocess.Popen([*command, f'exec fio --output-format=json --output="{out}.${rank}.json" "{jobfile}" '
+                                       f'2>"{out}.${rank}.stderr"'],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=fio_env(MPI_ENV))
     try:
         benchmarking(root, 2, proc)
@@ -171,11 +179,7 @@ def test_a_killed_mpirun_leaves_no_job_running(tmpfs, tmp_path, mpi):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    # Open MPI's mpirun started fio itself, and its end leaves fio running;
-    # MPICH's proxy, left without mpirun, kills the fio it started, whose
-    # jobs then stop as any killed fio's do
-    why = (rf"the launcher that started this fio is gone \(fio's parent, pid \d+, has ended; {rank} numbered the ranks\)"
-           if mpi == "openmpi" else r"fio's main process \(pid \d+\) is gone")
+    why = rf"the launcher that started this fio is gone \(fio's parent, pid \d+, has ended; {rank} numbered the ranks\)"
     for r in range(2):
         said = out.with_suffix(f".{r}.stderr").read_text()
         assert not SANITIZER_REPORT.search(said), said

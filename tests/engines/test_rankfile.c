@@ -572,9 +572,10 @@ static void named_run_failure(int fd)
 	CHECK(mdfio_rankfile_reserve(&late, fd, 1, 1, "hostB", "nightly-42", msg, sizeof(msg)) &&
 	      strstr(msg, "run_id=nightly-42 stopped before this fio joined it: ") && strstr(msg, why),
 	      "a late fio of the run is refused at its reservation: %s", msg);
-	CHECK(mdfio_rankfile_claim_reserved(&late, fd, 1, 2, 1, "hostB", NULL, "nightly-42", msg, sizeof(msg)) &&
-	      strstr(msg, "run_id=nightly-42 stopped before this fio joined it: ") && strstr(msg, why),
-	      "and at its claim: %s", msg);
+	/* a claim of the run (a later phase of a fio that joined it) is
+	 * told the reason alone, as at a failed barrier */
+	CHECK(mdfio_rankfile_claim_reserved(&late, fd, 1, 2, 1, "hostB", NULL, "nightly-42", msg, sizeof(msg)) == 2 &&
+	      !strcmp(msg, why), "a claim of the run: %s", msg);
 	CHECK(!faccessat(fd, MDFIO_RANKFILE_NAME, F_OK, AT_SYMLINK_NOFOLLOW), "the refusal leaves the file");
 	/* another run starts afresh, passes, and takes the file with it */
 	CHECK(!mdfio_rankfile_claim_reserved(&a, fd, 0, 1, 1, "hostA", NULL, "nightly-43", msg, sizeof(msg)),

@@ -168,7 +168,8 @@ def test_a_late_host_of_a_named_run_is_refused_at_once(servers, tmpfs, tmp_path)
     late = client(hosts[2:], text, tmp_path, check=False)
     refused = [line for line in late.messages.splitlines() if "run_id=" in line]
     assert refused == [f"<host3> mdfio: {tmpfs}: host host3: run_id=nightly-7 stopped before this fio joined it: "
-                       f"{why} (a run of this name cannot start again here until mdfio.ranks is removed)"], \
+                       f"{why} (another run here needs another run_id, or mdfio.ranks removed once no fio of "
+                       "this run is left)"], \
         late.messages
     assert not re.search(r"\(host host3\), entering", late.messages), late.messages
     assert os.listdir(tmpfs) == ["mdfio.ranks"] and (tmpfs / "mdfio.ranks").read_bytes() == kept
@@ -176,13 +177,17 @@ def test_a_late_host_of_a_named_run_is_refused_at_once(servers, tmpfs, tmp_path)
     assert os.listdir(tmpfs) == []
 
 
-def test_a_host_slower_than_join_timeout_is_named_late_not_gone(servers, tmpfs, tmp_path):
+@pytest.mark.parametrize("named", [False, True])
+def test_a_host_slower_than_join_timeout_is_named_late_not_gone(servers, tmpfs, tmp_path, named):
     """After a barrier every rank passed, a host whose fio lives but comes
     to the next one past join_timeout (here: a job of its own first) is
-    late, not gone; the others still give up after one join_timeout."""
+    late, not gone; the others still give up after one join_timeout. In a
+    named run the late host, which was in the run, then meets the failure
+    its file kept as a later phase of the run, not as a host come too late
+    to join it."""
     hosts = servers(2)
     names = [s.name for s in hosts]
-    text = job(["precreate", "benchmark", "cleanup"], tmpfs, names, 2)
+    text = job(["precreate", "benchmark", "cleanup"], tmpfs, names, 2, **({"run_id": "n-1"} if named else {}))
     stall = "[stall]\nioengine=null\nstonewall\nsize=1g\ntime_based\nruntime=12\n\n"
     jobs = [tmp_path / "on-time.fio", tmp_path / "late.fio"]
     jobs[0].write_text(text)
@@ -197,6 +202,12 @@ def test_a_host_slower_than_join_timeout_is_named_late_not_gone(servers, tmpfs, 
     for line in gave_up:
         assert line.endswith("entering benchmark repeat 1: ranks 2-3 of 4 did not join within 5 s; host host2 is late "
                              "(its fio still holds its ranks, but none came); nothing was started"), line
+    if named:
+        assert "joined it" not in messages, messages
+        late = [line for line in messages.splitlines() if "<host2> mdfio:" in line]
+        assert len(late) == 1 and late[0].endswith(
+            ": this run stopped before this phase (ranks 2-3 of 4 did not join within 5 s; host host2 is late "
+            "(its fio still holds its ranks, but none came)); nothing was started"), messages
 
 
 def test_two_hosts_with_one_name_are_refused(servers, tmpfs, tmp_path):
