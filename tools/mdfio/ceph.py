@@ -14,6 +14,8 @@ a mount namespace of its own.
 Starting is bounded in time, and cluster() stops every process of the
 namespace (daemons and FUSE clients), unmounts the mounts it made and
 removes the state on every exit path."""
+from __future__ import annotations
+
 import contextlib
 import os
 import shlex
@@ -21,6 +23,7 @@ import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +45,7 @@ COHERENT = ("--fuse_disable_pagecache=true",)
 SESSION_TIMEOUT_MIN = 30
 
 
-def need_ceph():
+def need_ceph() -> str | None:
     """Why a CephFS of its own cannot be started here, or None."""
     if os.geteuid() != 0:
         return "a CephFS of its own needs root (namespaces, FUSE mounts)"
@@ -67,18 +70,18 @@ class Cluster:
     _clients: int = 0
 
     @property
-    def netns(self):
+    def netns(self) -> str:
         return f"/proc/{self.holder.pid}/ns/net"
 
     @property
-    def conf(self):
+    def conf(self) -> Path:
         return self.directory / "ceph.conf"
 
-    def log(self, name):
+    def log(self, name: str) -> str:
         path = self.directory / "log" / name
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def cli(self, *args, timeout=START_TIMEOUT, check=True):
+    def cli(self, *args: str, timeout: float = START_TIMEOUT, check: bool = True) -> subprocess.CompletedProcess[str]:
         """The ceph command line on this cluster, in its namespace."""
         proc = subprocess.run(["nsenter", f"--net={self.netns}", "ceph", "-c", str(self.conf),
                                f"--log-file={self.directory / 'log' / 'cli.log'}",
@@ -163,7 +166,7 @@ class Cluster:
                         for n in dead or self.daemons)
         raise TimeoutError(f"{what} within {timeout} s" + (f"; exited: {dead}" if dead else "") + f"\n{tails}")
 
-    def start(self, session_timeout=None, timeout=START_TIMEOUT):
+    def start(self, session_timeout: int | None = None, timeout: float = START_TIMEOUT) -> None:
         """The monitor, the OSD and the MDS, the file system's pools and
         the file system; returns once its MDS is active. session_timeout:
         the file system's (60 s by default, SESSION_TIMEOUT_MIN at least)."""
@@ -197,14 +200,15 @@ class Cluster:
             time.sleep(0.1)
         self.startup_s = time.monotonic() - t0
 
-    def client_command(self, mountpoint, options=()):
+    def client_command(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = ()) -> list[str]:
         """The command of a FUSE client that mounts the file system on
         mountpoint, in the caller's mount namespace, and stays in the
         foreground."""
         return ["nsenter", f"--net={self.netns}", "ceph-fuse", "-f", "-c", str(self.conf), "-n", "client.admin",
                 *options, str(mountpoint)]
 
-    def mount(self, mountpoint, options=(), timeout=START_TIMEOUT):
+    def mount(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = (),
+              timeout: float = START_TIMEOUT) -> Path:
         """Mounts the file system on mountpoint in the caller's mount
         namespace; unmounted by stop()."""
         mountpoint = Path(mountpoint)
@@ -222,7 +226,8 @@ class Cluster:
             time.sleep(0.02)
         return mountpoint
 
-    def mount_script(self, mountpoint, options=(), timeout=START_TIMEOUT):
+    def mount_script(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = (),
+                     timeout: float = START_TIMEOUT) -> str:
         """Shell commands that mount the file system on mountpoint in the
         mount namespace they run in (a host's: hosts.py's prelude), its
         client a process of theirs, and fail if it is not mounted within
@@ -235,7 +240,7 @@ class Cluster:
                 f"i=$((i + 1)); [ $i -lt {tries} ] || {{ echo 'ceph-fuse did not mount {m}' >&2; exit 1; }}; "
                 f"sleep 0.02; done")
 
-    def unmount_in(self, pid, mountpoint, timeout=KILL_TIMEOUT):
+    def unmount_in(self, pid: int, mountpoint: str | os.PathLike[str], timeout: float = KILL_TIMEOUT) -> None:
         """Unmounts mountpoint in the mount namespace of process pid (a
         host's), and waits until that namespace's ceph-fuse has ended its
         session and exited. A client killed instead leaves its session, its
@@ -256,12 +261,12 @@ class Cluster:
                 raise TimeoutError(f"ceph-fuse {clients} did not exit within {timeout} s of its unmount")
             time.sleep(0.02)
 
-    def processes(self):
+    def processes(self) -> list[int]:
         """Every process in the namespace: the daemons and every FUSE
         client, the hosts' too."""
         return netns.processes_in(self.holder)
 
-    def stop(self):
+    def stop(self) -> None:
         """Unmounts the mounts of mount(), kills every process of the
         namespace and removes the state."""
         try:
@@ -308,7 +313,7 @@ def _mounted(path):
 
 
 @contextlib.contextmanager
-def cluster(directory, session_timeout=None):
+def cluster(directory: str | os.PathLike[str], session_timeout: int | None = None) -> Iterator[Cluster]:
     """A started cluster with its state in directory (made if missing): a
     Cluster, stopped with all its processes and mounts on leaving."""
     directory = Path(directory)

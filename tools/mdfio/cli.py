@@ -1,20 +1,24 @@
 """What mdfio-report and mdfio-plot share as Unix commands: a bad option
 is one line naming it (exit status 2), and a closed output ends the tool
 quietly, as it ends cat or grep."""
+from __future__ import annotations
+
 import argparse
 import signal
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse, with its refusal of an option in one line (argparse's own
     is the usage, then the message)."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def positive_int(text):
+def positive_int(text: str) -> int:
     """argparse type: an integer of at least 1."""
     try:
         value = int(text)
@@ -25,7 +29,7 @@ def positive_int(text):
     return value
 
 
-def positive_seconds(text):
+def positive_seconds(text: str) -> float:
     """argparse type: a time in seconds above 0 (a decimal number)."""
     try:
         value = float(text)
@@ -36,7 +40,7 @@ def positive_seconds(text):
     return value
 
 
-def run_as_command(main):
+def run_as_command(main: Callable[[], int]) -> NoReturn:
     """Runs a tool's main() as the command's process. Python ignores
     SIGPIPE and raises BrokenPipeError at a write to a closed pipe, which
     ended `mdfio-report run.json | head` in a traceback; with SIGPIPE's
@@ -48,16 +52,16 @@ def run_as_command(main):
 
 # The commands as pip installs them (pyproject.toml); meson installs the
 # scripts in tools/, which call run_as_command() the same way.
-def report_command():
+def report_command() -> NoReturn:
     from mdfio.report import main
     run_as_command(main)
 
 
-def plot_command():
+def plot_command() -> NoReturn:
     from mdfio.plot import main
     run_as_command(main)
 
 
-def jobfile_command():
+def jobfile_command() -> NoReturn:
     from mdfio.jobfile import main
     run_as_command(main)

@@ -1,11 +1,16 @@
 """md-workbench's figures of an mdfio run (md-workbench.md "Metrics"), one
 dataclass per figure set, with the names md-workbench's report and
 mdfio-report --json/--csv give them."""
+from __future__ import annotations
+
 import math
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import VERSION
-from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, NOT_RUN, SLOT, BadInput, RunSections, Section,
+from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, NOT_RUN, SLOT, BadInput, Job, RunSections, Section,
                       document_header, fio_size, load, short)
 
 OPS = ("create", "stat", "read", "delete")
@@ -28,7 +33,7 @@ class OpFigures:
     max_s: float | None = None
 
     @property
-    def latencies(self):
+    def latencies(self) -> list[float | None] | None:
         """min, q1, median, q3, q90, q99, max; None when none completed."""
         return [getattr(self, k) for k in LATENCY] if self.count else None
 
@@ -71,7 +76,7 @@ class PhaseFigures:
     status: str = COMPLETE
     reason: str | None = None
 
-    def record(self):
+    def record(self) -> dict[str, Any]:
         """The flat record of --json and --csv: the fields, op_<figure>,
         then the status."""
         r = {k: getattr(self, k) for k in RECORD_FIELDS}
@@ -97,7 +102,7 @@ class PhaseMark:
     section: str
     waiting_factor: float = 0.0
 
-    def record(self):
+    def record(self) -> dict[str, Any]:
         """The record of --json and --csv: every figure None (null, an
         empty cell), what is known, and the status a parser tests."""
         r = dict.fromkeys(FIELDS)
@@ -115,7 +120,7 @@ FIELDS = list(RECORD_FIELDS) + [f"{op}_{k}" for op in OPS for k in ("count", "er
                                                                                                       "reason"]
 
 
-def sample_at(bins, k):
+def sample_at(bins: Sequence[tuple[int, int]], k: int) -> int:
     """The k-th (0-based) of the sorted samples a histogram stands for, as
     the midpoint of its bucket: within 1/128 of the sample (docs/reports.md
     "Quantiles"), but possibly beyond the exact min or max."""
@@ -127,7 +132,7 @@ def sample_at(bins, k):
     return bins[-1][0]
 
 
-def ior_quantiles(bins, n):
+def ior_quantiles(bins: Sequence[tuple[int, int]], n: int) -> list[float]:
     """q1, median, q3, q90, q99 as IOR computes them: element
     round(q*(n-1)+0.49); an even count's median is the mean of the two
     middle elements."""
@@ -139,7 +144,7 @@ def ior_quantiles(bins, n):
 PERCENTILES = ["25.000000", "50.000000", "75.000000", "90.000000", "99.000000"]
 
 
-def op_figures(jobs, op):
+def op_figures(jobs: Sequence[Job], op: str) -> OpFigures:
     """An operation's figures over processes: quantiles from the merged
     histograms (json+), else a single process's percentiles, each clamped
     into [min, max]: fio's bucket values are bucket midpoints, min and max
@@ -174,7 +179,7 @@ def op_figures(jobs, op):
     return OpFigures(n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
 
 
-def phase_figures(sec, jobs, repeat, process):
+def phase_figures(sec: Section, jobs: Sequence[Job], repeat: int, process: int | str) -> PhaseFigures:
     """md-workbench's figures of a group of processes of one section."""
     head = HEADLINE[sec.phase]
     # a process's phase time: the engine's exact one, else fio's runtime;
@@ -231,7 +236,7 @@ def phase_figures(sec, jobs, repeat, process):
                         stonewall_iter=stonewall_iter(sec, jobs))
 
 
-def stonewall_iter(sec, jobs):
+def stonewall_iter(sec: Section, jobs: Iterable[Job]) -> int:
     """md-workbench's stonewall-iter of a benchmark: with stonewall_wear_out
     the steps every rank did; with stonewall_timer alone the most steps of
     a rank the timer stopped (0 when it stopped none). A rank's steps are
@@ -247,7 +252,7 @@ def stonewall_iter(sec, jobs):
     return max((s for s in steps if s < i), default=0)
 
 
-def object_size(sec):
+def object_size(sec: Section) -> int:
     """S: fio's bs (the engine's object_size sets it), 4 KiB (fio's
     default) when the jobfile sets neither."""
     value = sec.opt("bs")
@@ -346,22 +351,22 @@ class Run:
         self.version = f"{VERSION}/{fio_version}"
 
     @staticmethod
-    def ended(sec):
+    def ended(sec: Section) -> bool:
         """Whether a section's phase has ended on every rank."""
         return all(j.phase_ended(HEADLINE[sec.phase]) for j in sec.jobs)
 
     @property
-    def multi_host(self):
+    def multi_host(self) -> bool:
         """Whether the run's ranks ran on more than one host."""
         return len(self.hosts) > 1
 
-    def failed(self):
+    def failed(self) -> list[str]:
         """A line per completed section whose ranks ended with a fio error
         that leaves its figures whole (fiojson.completed_error); those of
         the others are in their marks."""
         return self.layout.failed(self.completed)
 
-    def not_completed(self):
+    def not_completed(self) -> str | None:
         """The line of the phases not every rank completed; None when every
         rank completed every phase."""
         if not self.marks:
@@ -369,7 +374,7 @@ class Run:
         return ("not every rank completed every phase (the report marks them): "
                 + ", ".join(f"{m.section} ({m.status})" for m in self.marks))
 
-    def refused(self):
+    def refused(self) -> str | None:
         """The line of a run of which no rank began any phase and no job
         has a fio error: fio or the engine refused it before its first unit
         (a root= whose parent is missing: the engine's setup fails in fio's
@@ -384,7 +389,7 @@ class Run:
         return ("no rank began any phase and no job has a fio error: fio or the engine refused the run before "
                 "its first unit" + why)
 
-    def cross_host_reads(self):
+    def cross_host_reads(self) -> tuple[int, int]:
         """(k, n): of the n reads of a benchmark step over all ranks and
         datasets, the k whose object another host made: rank r reads
         dataset d of rank (r - O*(d+1)) mod N (md-workbench -O)."""
@@ -398,12 +403,12 @@ class Run:
         # datasets that have it (datasets= may be far more than ranks)
         return sum(crossing(d) * ((self.d - d + n - 1) // n) for d in range(min(self.d, n))), n * self.d
 
-    def reads_cross_hosts(self):
+    def reads_cross_hosts(self) -> str:
         """'all', 'some (k of n)' or 'none'."""
         k, n = self.cross_host_reads()
         return "all" if k == n else "none" if k == 0 else f"some ({k} of {n})"
 
-    def nodemap(self):
+    def nodemap(self) -> str:
         """md-workbench's Nodemap: a digit per rank, 1 if it ran on rank
         0's host."""
         if self.layout.ranks is None:
@@ -413,7 +418,7 @@ class Run:
         return "".join("?" if self.host_of[r] is None or self.host_of[0] is None else
                        "1" if self.host_of[r] == self.host_of[0] else "0" for r in range(self.ranks))
 
-    def waiting(self):
+    def waiting(self) -> tuple[bool, int, str | None]:
         """(adaptive, repeats, factor text): whether the benchmark sections
         are md-workbench -T's (adaptive_waiting=1), the repeats md-workbench -R counts, and the -t of the
         others (None without waiting). md-workbench has one -t for every
@@ -425,14 +430,14 @@ class Run:
         factors = [x.float_opt("waiting_factor") for x in bench]
         return False, self.repeats, next((text for v, text in factors if v > 0), None)
 
-    def chosen_issue(self):
+    def chosen_issue(self) -> bool:
         """Whether mdfio-uring chose how to issue operations (issue=auto)
         in any section: its figures then mix the ring and system calls as
         each job chose."""
         return any("mdfio-uring" in x.opts.get("ioengine", "") and x.opt("issue") == "auto"
                    for x in self.sections)
 
-    def md_workbench_args(self):
+    def md_workbench_args(self) -> list[str]:
         """The arguments of IOR's md-workbench that run what this run ran,
         its ranks being mpiexec's (the Nodemap's digits): md-workbench's
         size and content parameters always (its seed defaults to the
@@ -475,7 +480,7 @@ class Run:
         args += ["-v"] * (given("verbose", Section.int_opt) or 0)
         return [str(a) for a in args]
 
-    def params(self):
+    def params(self) -> dict[str, str | int]:
         """md-workbench's parameter lines, and iodepth."""
         sec = self.first
         # units in flight per process: 1 for mdfio-posix, which fio caps
@@ -487,7 +492,7 @@ class Run:
                 "read-only": sec.int_opt("read_only"), "verify-read": sec.int_opt("verify_read")}
 
 
-def load_run(paths):
+def load_run(paths: Iterable[str | os.PathLike[str]]) -> Run:
     """The Run of fio's JSON output files (or '-' for stdin): one file, or
     one per fio process of the run."""
     return Run([load(p) for p in paths])

@@ -1,22 +1,27 @@
 """Writing an mdfio jobfile and running fio on it: the one way bench/run and
 the tests do both."""
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .fiojson import read_documents
 
 
-def engine_path(engine_dir, engine="posix"):
+def engine_path(engine_dir: str | os.PathLike[str], engine: str = "posix") -> Path:
     """The shared object of mdfio-<engine> in a build's engines directory."""
     return Path(engine_dir) / f"mdfio-{engine}.so"
 
 
-def jobfile(phases, root, engine, numjobs=1, bs=3901, stonewall=True, **opts):
+def jobfile(phases: Iterable[str], root: str | os.PathLike[str], engine: str | os.PathLike[str], numjobs: int = 1,
+            bs: int | str = 3901, stonewall: bool = True, **opts: object) -> str:
     """A jobfile of one section per phase name ('benchmark' may repeat),
     named <phase>-<position> and each waiting for the one before (fio's
     stonewall; without it, one fio group, which the engine orders); engine
@@ -32,11 +37,11 @@ def jobfile(phases, root, engine, numjobs=1, bs=3901, stonewall=True, **opts):
     return "\n".join(lines) + "\n"
 
 
-def section_name(phase, position):
+def section_name(phase: str, position: int) -> str:
     return f"[{phase}-{position}]"
 
 
-def jobname(phase, position):
+def jobname(phase: str, position: int) -> str:
     """fio's jobname of the section jobfile() writes for phases[position]."""
     return section_name(phase, position)[1:-1]
 
@@ -51,19 +56,21 @@ class FioRun:
     stderr: str
     json: dict | None
 
-    def jobs(self, name=None):
+    def jobs(self, name: str | None = None) -> list[dict[str, Any]]:
         """The jobs of the run; of a fio client, those of every server
         (without fio's sum over them, "All clients")."""
         jobs = self.json["jobs"] if "jobs" in self.json else [
             j for j in self.json["client_stats"] if j["jobname"] != "All clients"]
         return [j for j in jobs if name is None or j["jobname"] == name]
 
-    def mdfio_lines(self):
+    def mdfio_lines(self) -> list[str]:
         return [line for line in self.stderr.splitlines() if line.startswith("mdfio:")]
 
 
-def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, watch=None, timeout=None,
-        fio="fio"):
+def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: str = "json",
+        args: Iterable[object] = (), prefix: Iterable[object] = (), env: Mapping[str, str] | None = None,
+        watch: Callable[[int], object] | None = None, timeout: float | None = None,
+        fio: str | os.PathLike[str] = "fio") -> FioRun:
     """Runs fio on the jobfile job (written first from text, if given):
     JSON to job.json, stdout and stderr to job.stdout and job.stderr.
     prefix is a command prefix (time, strace, a cgroup); args go before the
@@ -101,7 +108,7 @@ def run(job, text=None, *, output_format="json", args=(), prefix=(), env=None, w
                   job.with_suffix(".stderr").read_text(errors="replace"), doc)
 
 
-def processes():
+def processes() -> dict[int, tuple[str, str, int]]:
     """{pid: (command name, state letter, parent pid)} of every process,
     from /proc/*/stat (this kernel has no /proc/PID/task/*/children)."""
     table = {}
@@ -115,7 +122,7 @@ def processes():
     return table
 
 
-def descendants(pid, table=None):
+def descendants(pid: int, table: dict[int, tuple[str, str, int]] | None = None) -> set[int]:
     """pid and its descendants (in table, a processes() of the caller's)."""
     table = processes() if table is None else table
     found, todo = {pid}, [pid]
@@ -127,7 +134,7 @@ def descendants(pid, table=None):
     return found
 
 
-def kill_tree(pid):
+def kill_tree(pid: int) -> set[int]:
     """Kills pid and every process below it. fio's job processes each run
     in a session of their own (fio calls setsid), so only their parentage
     finds them. Each process found is stopped, and the tree looked at

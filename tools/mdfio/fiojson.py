@@ -4,14 +4,19 @@ documents (one per fio process under mpirun or srun) and hosts (fio client
 JSON), each job a global rank; each value checked where it is read.
 Input of another structure raises BadInput with what was expected; nothing
 else is caught, so a bug shows as a traceback."""
+from __future__ import annotations
+
 import datetime
 import errno
 import json
 import math
+import os
 import re
 import struct
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 # where the engine records each operation in fio's JSON (README "Where the
 # numbers are"): the slot, and its latency object
@@ -61,12 +66,12 @@ class BadInput(Exception):
     (or option) at fault and says what is expected."""
 
 
-def error_line(tool, e):
+def error_line(tool: str, e: Exception) -> str:
     """The one line a tool prints for BadInput e."""
     return f"{tool}: {e}"
 
 
-def decoder(name):
+def decoder(name: str) -> json.JSONDecoder:
     """A JSON decoder for fio's output, which prints integers with %lld and
     floats with %f: NaN, Infinity, floats beyond a double and integers of
     more than 20 characters are refused, naming the file (Python's json
@@ -87,7 +92,7 @@ def decoder(name):
     return json.JSONDecoder(parse_constant=constant, parse_float=number, parse_int=integer)
 
 
-def short(value, limit=40):
+def short(value: object, limit: int = 40) -> str:
     """A value of the input for a message: its repr, cut to limit characters."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
@@ -106,13 +111,13 @@ class Document(dict):
     said = ()
 
 
-def fio_said(text, most=3):
+def fio_said(text: str, most: int = 3) -> list[str]:
     """The first messages of fio or the engine in text, each made safe to
     quote in one line."""
     return [CONTROL.sub("?", m.group(0)) for m, _ in zip(MESSAGE.finditer(text), range(most))]
 
 
-def read_documents(text, name):
+def read_documents(text: str, name: str) -> list[Document]:
     """All JSON documents in text; engine or fio messages may stand between."""
     docs, dec, pos = [], decoder(name), 0
     said = fio_said(text)
@@ -160,20 +165,20 @@ class DocumentStream:
         self.documents = 0
         self._said = []      # whole lines between documents, not yet taken
 
-    def said(self):
+    def said(self) -> list[str]:
         """The lines fio wrote between documents since the last call (its
         own and the engine's messages), each once, as soon as it is whole;
         at the end of the input also a last line without a line break."""
         lines, self._said = self._said, []
         return lines
 
-    def feed(self, text):
+    def feed(self, text: str) -> list[dict[str, Any]]:
         """The documents that text completes."""
         self.blank = self.blank and not text.strip()
         self._text += text
         return self._take(final=False)
 
-    def close(self):
+    def close(self) -> list[dict[str, Any]]:
         """The documents the end of the input completes; BadInput for an
         input that ends inside one, or holds none (read_documents' words)."""
         docs = self._take(final=True)
@@ -255,7 +260,7 @@ MAX_INPUT = 4 << 30
 CHUNK = 1 << 24
 
 
-def read_bounded(f, name):
+def read_bounded(f: BinaryIO, name: str) -> str:
     """The text of binary file f, read in chunks: NUL bytes (binary data:
     a device, an image) and more than MAX_INPUT bytes are refused."""
     chunks, size = [], 0
@@ -273,7 +278,7 @@ def read_bounded(f, name):
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> tuple[Document, str]:
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
     name = "<stdin>" if path == "-" else str(path)
     # bytes that are not UTF-8 (fio writes strings as they are) stand in
@@ -311,10 +316,10 @@ class Reader:
     def _missing(self, key):
         return BadInput(f"{self.name}: {self.where}: no {key!r}: not the JSON of an mdfio fio run")
 
-    def has(self, key):
+    def has(self, key: str) -> bool:
         return key in self.obj
 
-    def counter(self, key, default=None):
+    def counter(self, key: str, default: int | None = None) -> int:
         """A non-negative integer, as fio's counts, times and latencies are."""
         if key not in self.obj:
             if default is None:
@@ -325,7 +330,7 @@ class Reader:
             raise self._bad(key, "a non-negative integer")
         return v
 
-    def text(self, key, default=None):
+    def text(self, key: str, default: str | None = None) -> str:
         """A string; fio escapes only quotes and backslashes, so one with a
         control character (or a line break) is not from fio."""
         if key not in self.obj:
@@ -337,7 +342,7 @@ class Reader:
             raise self._bad(key, "a string without control characters")
         return v
 
-    def child(self, key, where=None, optional=False):
+    def child(self, key: str, where: str | None = None, optional: bool = False) -> Reader:
         """The object at key (an empty one if optional and absent)."""
         if key not in self.obj:
             if not optional:
@@ -345,14 +350,14 @@ class Reader:
             return Reader({}, self.name, where or key)
         return Reader(self.obj[key], self.name, f"{self.where}: {where or key}")
 
-    def options(self, key):
+    def options(self, key: str) -> dict[str, str]:
         """fio's option object: every value a string."""
         opts = self.child(key, optional=True)
         for k in opts.obj:
             opts.text(k)
         return dict(opts.obj)
 
-    def items(self, key):
+    def items(self, key: str) -> list[Any]:
         """The list at key."""
         v = self.obj.get(key)
         if not isinstance(v, list):
@@ -360,7 +365,7 @@ class Reader:
         return v
 
 
-def fio_size(value):
+def fio_size(value: str) -> int | None:
     """Bytes of a fio size ('3901', '4k', '1MiB'); None if not one."""
     m = re.fullmatch(r"\s*([0-9]{1,19})\s*([kKmMgG]?)i?[bB]?\s*", value)
     if not m:
@@ -368,7 +373,7 @@ def fio_size(value):
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
 
 
-def pick(value):
+def pick(value: str) -> str:
     """mdfio's 'value|default' option form."""
     if "|" in value:
         first, default = value.split("|", 1)
@@ -416,7 +421,7 @@ class Latency:
                                "not the JSON of an mdfio fio run")
 
 
-def slot_seconds(slot, who):
+def slot_seconds(slot: Reader, who: str) -> float | None:
     """A process's time of the phase whose count is in slot (a Reader of
     one slot of a job: read, write, trim), in seconds: the engine's exact
     one, the single slat_ns sample of the slot (ns), once the process has
@@ -462,25 +467,25 @@ class Job:
                                "not the JSON of an mdfio fio run")
             self.rank, self.ranks, self.host = rank, ranks, m.group(3)
 
-    def slot(self, slot):
+    def slot(self, slot: str) -> Reader:
         """read, write, trim or sync: fio writes all four for every job."""
         return self.r.child(slot)
 
-    def runtime_ms(self, slot):
+    def runtime_ms(self, slot: str) -> int:
         return self.slot(slot).counter("runtime")
 
-    def phase_s(self, slot):
+    def phase_s(self, slot: str) -> float | None:
         """This process's time of the phase whose count is in slot, in
         seconds (slot_seconds), its slat_ns checked as a latency object."""
         Latency(self.slot(slot).child("slat_ns"))
         return self.time_so_far(slot)
 
-    def phase_ended(self, slot):
+    def phase_ended(self, slot: str) -> bool:
         """Whether this process has ended the phase whose count is in slot:
         the engine records the phase's time there at its end."""
         return self.slot(slot).child("slat_ns").counter("N") == 1
 
-    def done(self, op):
+    def done(self, op: str) -> int:
         """How many op succeeded so far: the N of its latency object, read
         alone. In fio's interim reports (--status-interval) a running job's
         histogram may hold a sample more than its N: fio reads them while
@@ -488,20 +493,20 @@ class Job:
         slot, kind = SLOT[op]
         return self.slot(slot).child(kind).counter("N")
 
-    def time_so_far(self, slot):
+    def time_so_far(self, slot: str) -> float | None:
         """This process's time in the phase whose count is in slot, in
         seconds, read as done() reads (slot_seconds): the exact one once it
         has ended, else fio's runtime up to its report."""
         return slot_seconds(self.slot(slot), f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}")
 
-    def began(self, slot):
+    def began(self, slot: str) -> bool:
         """Whether this process had begun the phase whose count is in slot
         (a unit attempted, or its time recorded) when fio wrote this
         report: a section not begun has counts of 0."""
         return bool(self.total_ios(slot) or self.phase_ended(slot)
                     or any(self.done(op) for op in SLOT))
 
-    def counted_errors(self, slot):
+    def counted_errors(self, slot: str) -> int:
         """The errors of this process that the phase's figures count: its
         failed operations (drop_ios; for stat, the stats made less those
         timed) and the datasets the phase left undone. The engine fails a
@@ -512,27 +517,27 @@ class Job:
                 + max(stat.counter("total_ios") - stat.child("lat_ns").counter("N"), 0)
                 + self.datasets_undone(slot))
 
-    def datasets_undone(self, slot):
+    def datasets_undone(self, slot: str) -> int:
         """The datasets a precreate did not make or a cleanup did not
         remove: the engine's count in short_ios, which fio never uses for an
         mdfio job."""
         return self.slot(slot).counter("short_ios", default=0)
 
-    def total_ios(self, slot):
+    def total_ios(self, slot: str) -> int:
         return self.slot(slot).counter("total_ios")
 
-    def drop_ios(self, slot):
+    def drop_ios(self, slot: str) -> int:
         return self.slot(slot).counter("drop_ios")
 
     @property
-    def running(self):
+    def running(self) -> bool:
         """Whether this process had not ended its phase when fio wrote this
         report (an interim one, or fio's last when it was killed): its
         figures were read while it added to them."""
         slot = HEADLINE.get(pick(self.opts.get("phase", "")))
         return slot is not None and not self.phase_ended(slot)
 
-    def latency(self, op):
+    def latency(self, op: str) -> Latency:
         slot, kind = SLOT[op]
         return Latency(self.slot(slot).child(kind), running=self.running)
 
@@ -546,10 +551,10 @@ class Section:
         # the run's ranks of which no process reported this section
         self.missing = []
 
-    def opt(self, key):
+    def opt(self, key: str) -> str:
         return pick(self.opts.get(key, DEFAULTS.get(key, "")))
 
-    def int_opt(self, key, default=None):
+    def int_opt(self, key: str, default: int | None = None) -> int:
         """An integer option in the range the engine (or fio) accepts it
         in; default when empty (fio's own default)."""
         value = self.opt(key)
@@ -562,7 +567,7 @@ class Section:
                            f"from {lo} to {hi}: not the JSON of an mdfio fio run")
         return number
 
-    def bool_opt(self, key):
+    def bool_opt(self, key: str) -> bool:
         """A boolean option as fio spells it."""
         value = self.opt(key).strip().lower()
         if value not in BOOL:
@@ -570,7 +575,7 @@ class Section:
                            "not the JSON of an mdfio fio run")
         return BOOL[value]
 
-    def float_opt(self, key):
+    def float_opt(self, key: str) -> tuple[float, str]:
         """A non-negative decimal number option: (its value, its text)."""
         text = self.opt(key).strip()
         if not re.fullmatch(r"\+?([0-9]{1,19}(\.[0-9]{0,19})?|\.[0-9]{1,19})", text):
@@ -579,11 +584,11 @@ class Section:
         return float(text), text
 
     @property
-    def phase(self):
+    def phase(self) -> str:
         return self.opt("phase")
 
     @property
-    def waiting_factor(self):
+    def waiting_factor(self) -> float:
         """md-workbench's -t as the engine holds it: a float (32 bits), so
         that "%.2f" rounds as md-workbench's does."""
         value = self.opt("waiting_factor")
@@ -597,11 +602,12 @@ class Section:
         return struct.unpack("f", struct.pack("f", f))[0]
 
     @property
-    def skipped(self):
+    def skipped(self) -> bool:
         return self.phase == "benchmark" and self.int_opt("repeat") > self.int_opt("repeats")
 
 
-def global_options(top):
+def global_options(top: Reader) -> tuple[dict[str, str] | None,
+                                        dict[tuple[str, int], dict[str, str]] | None]:
     """A document's [global] options: (options, None), or, from a fio client
     of fio 3.34 and later, which writes one object per server with its
     hostname and port, (None, {(hostname, port): options})."""
@@ -617,7 +623,7 @@ def global_options(top):
     return None, per_server
 
 
-def mdfio_sections(doc, name):
+def mdfio_sections(doc: dict[str, Any], name: str) -> list[Section]:
     """The mdfio sections of a fio document, in fio's order, each with its
     processes: the jobs of the same name, of every fio server of a client."""
     top = Reader(doc, name, "the document")
@@ -672,7 +678,7 @@ def mdfio_sections(doc, name):
     return found
 
 
-def merged_order(orders):
+def merged_order(orders: Iterable[list[str]]) -> list[str]:
     """One order of the jobs of every fio process: each lists them in the
     jobfile's order, but a fio server that died lacks the later ones, and
     a fio client interleaves its servers' reports, so the order in which
@@ -690,7 +696,7 @@ def merged_order(orders):
     return merged
 
 
-def document_header(doc, name):
+def document_header(doc: dict[str, Any], name: str) -> tuple[str, int]:
     """(fio version, timestamp) of a document: fio writes both, the
     timestamp in seconds since 1970 when it wrote the document."""
     top = Reader(doc, name, "the document")
@@ -703,7 +709,7 @@ def document_header(doc, name):
     return top.text("fio version"), stamp
 
 
-def spans(numbers):
+def spans(numbers: Iterable[int]) -> str:
     """'0-2,5' for [0, 1, 2, 5]."""
     out, numbers = [], sorted(numbers)
     start = prev = numbers[0]
@@ -722,7 +728,7 @@ def _where(job, files):
     return f"{where} ({job.file})" if len(files) > 1 else where
 
 
-def listed_hosts(sec):
+def listed_hosts(sec: Section) -> Callable[[int], str | None]:
     """The host of a rank by the section's hosts= and numjobs (the engine's
     placement: host i takes ranks i*numjobs onwards), as a function of the
     rank; its None: not on hosts=, or no hosts=."""
@@ -731,7 +737,7 @@ def listed_hosts(sec):
     return lambda rank: hosts[rank // per_host] if rank // per_host < len(hosts) else None
 
 
-def completed_error(job, slot):
+def completed_error(job: Job, slot: str) -> bool:
     """Whether a job's fio error, beside its phase time, leaves the phase's
     figures whole: the EIO the engine gives a job for the errors those
     figures count (engines/core/engine.c, engine_cleanup), or fio's own EDEADLK
@@ -868,7 +874,7 @@ class RunSections:
             seen[j.rank] = j
         sec.missing = [r for r in range(self.ranks) if r not in seen]
 
-    def host(self, sec, rank):
+    def host(self, sec: Section, rank: int) -> str | None:
         """The host of a rank: as any section of the run names it, else as
         the section's hosts= places it; None when neither does."""
         if rank in self.host_of:
@@ -889,7 +895,7 @@ class RunSections:
                "JSON is not among the files)" if known else "their fio's JSON is not among the files")
         return f"{len(sec.missing)} of {self.ranks} ranks missing: {'; '.join(parts)}: {why}"
 
-    def completion(self, sec):
+    def completion(self, sec: Section) -> tuple[str, str | None]:
         """(status, reason) of a section: COMPLETE when every rank of the
         run reported it with its phase time (the engine records it when
         the rank has ended every unit of its phase) and a fio error of 0,
@@ -930,7 +936,7 @@ class RunSections:
         reason = "; ".join(text for _, text in sorted(parts, key=lambda p: p[0]))
         return (INCOMPLETE if began else NOT_RUN), reason
 
-    def failed(self, sections):
+    def failed(self, sections: Iterable[Section]) -> list[str]:
         """A line per section of sections whose ranks ended with a fio
         error, naming their ranks and hosts; [] when none did."""
         lines = []

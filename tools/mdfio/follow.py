@@ -20,6 +20,9 @@ fuser(1) does; or, while no process here writes it (a run that has
 ended, a fio on another host), with a document in which every phase has
 ended on every rank. Waiting is bounded: --timeout seconds with nothing
 new before the end is an error."""
+from __future__ import annotations
+
+import argparse
 import codecs
 import os
 import select
@@ -27,10 +30,12 @@ import shutil
 import stat
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TextIO
 
-from .fiojson import HEADLINE, BadInput, DocumentStream
-from .figures import Run
+from .fiojson import HEADLINE, BadInput, DocumentStream, Section
+from .figures import PhaseFigures, PhaseMark, Run
 
 # the operation whose count is a phase's objects (figures.phase_figures)
 OBJECTS = {"precreate": "create", "benchmark": "read", "cleanup": "delete"}
@@ -38,7 +43,7 @@ POLL = 0.1          # s between looks at a FILE that has nothing new
 CHUNK = 1 << 20
 
 
-def file_writers(ident, pids):
+def file_writers(ident: tuple[int, int], pids: Iterable[int]) -> set[int]:
     """Those of pids that have the file ident (st_dev, st_ino) open for
     writing (their /proc/PID/fd and fdinfo; a process gone, or not ours to
     look at, has none)."""
@@ -63,7 +68,7 @@ def file_writers(ident, pids):
     return found
 
 
-def all_pids():
+def all_pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 
 
@@ -74,7 +79,7 @@ class Pipe:
     def __init__(self, fd, name):
         self.fd, self.name, self.made, self.complete = fd, name, True, False
 
-    def read(self, wait):
+    def read(self, wait: float) -> bytes | None:
         """What came: bytes; None if nothing within wait s; b'' at the end."""
         if not select.select([self.fd], [], [], wait)[0]:
             return None
@@ -108,7 +113,7 @@ class GrowingFile:
         st = os.fstat(fd)
         self.ident = (st.st_dev, st.st_ino)
 
-    def read(self, wait):
+    def read(self, wait: float) -> bytes | None:
         if self.fd is None:
             fd = open_file(self.path, self.name)
             if fd is None:
@@ -147,7 +152,7 @@ class GrowingFile:
         return None
 
 
-def open_file(path, name):
+def open_file(path: Path, name: str) -> int | None:
     """A descriptor of FILE for reading; None while it does not exist."""
     if path.is_dir():
         raise BadInput(f"{name}: is a directory, expected fio's JSON output file")
@@ -162,7 +167,7 @@ def open_file(path, name):
     return fd
 
 
-def open_input(path):
+def open_input(path: str | os.PathLike[str]) -> Pipe | GrowingFile:
     """The input to follow: '-' for stdin, or a FILE."""
     if path == "-":
         return Pipe(0, "<stdin>")
@@ -183,13 +188,13 @@ class Live:
         self.shown = ""      # on a terminal: the live line on the screen
         self.last = None     # elsewhere: the live line printed last
 
-    def lines(self, lines):
+    def lines(self, lines: Sequence[str]) -> None:
         if lines:
             self.erase()
             self.out.write("".join(line + "\n" for line in lines))
             self.out.flush()
 
-    def set(self, text):
+    def set(self, text: str | None) -> None:
         """Shows the live line text (None: none)."""
         if text is None:
             self.erase()
@@ -203,7 +208,7 @@ class Live:
             self.last = text
         self.out.flush()
 
-    def said(self, lines, err):
+    def said(self, lines: Sequence[str], err: TextIO) -> None:
         """fio's and the engine's messages, on err (stderr) as they come,
         the live line drawn again under them."""
         if lines:
@@ -216,18 +221,18 @@ class Live:
                 self.out.flush()
                 self.shown = shown
 
-    def erase(self):
+    def erase(self) -> None:
         if self.shown:
             self.out.write("\r" + " " * len(self.shown) + "\r")
             self.out.flush()
             self.shown = ""
 
 
-def begun(sec):
+def begun(sec: Section) -> bool:
     return any(j.began(HEADLINE[sec.phase]) for j in sec.jobs)
 
 
-def running(run):
+def running(run: Run) -> Section | None:
     """The section running: the last one begun that has not ended on every
     rank (one before it that has not either was stopped short), else the
     first not begun; None when every one has ended."""
@@ -236,7 +241,7 @@ def running(run):
     return going[-1] if going else todo[0] if todo else None
 
 
-def live_line(run, sec):
+def live_line(run: Run, sec: Section) -> str:
     """The live line of a running section: objects done of those due,
     their rate over the slowest rank's time so far, that time, and the
     ranks that have ended the phase. Counts and times only: a running
@@ -253,7 +258,7 @@ def live_line(run, sec):
             f"{'n/a' if t is None else f'{t:.1f} s'}, {ended} of {len(jobs)} ranks ended")
 
 
-def timed_out(source, timeout):
+def timed_out(source: Pipe | GrowingFile, timeout: float) -> str:
     """The line of a wait for fio's output longer than timeout s."""
     t = f"{timeout:g}"
     if not source.made:
@@ -265,11 +270,13 @@ def timed_out(source, timeout):
             "stuck, or writes less often than that (--status-interval)")
 
 
-def label(run, f):
+def label(run: Run, f: PhaseFigures | PhaseMark) -> str:
     return f"benchmark repeat {f.repeat}" if f.phase == "benchmark" else f.phase
 
 
-def follow(path, opts, block, out):
+def follow(path: str | os.PathLike[str], opts: argparse.Namespace,
+           block: Callable[[Run, PhaseFigures | PhaseMark, argparse.Namespace], list[str]],
+           out: TextIO) -> tuple[Run, list[str]]:
     """Follows fio's output at path ('-': stdin) to its end, printing to
     out each phase's lines (block(run, figures, opts)) as soon as the phase
     has ended on every rank, and the live line while one runs. Returns the

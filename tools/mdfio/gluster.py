@@ -16,12 +16,15 @@ the brick's tmpfs is mounted: that tmpfs goes with the last process of the
 namespace. Starting is bounded in time, and volume() stops every process of
 the namespace (daemons and FUSE clients), unmounts the mounts it made and
 removes the state on every exit path."""
+from __future__ import annotations
+
 import contextlib
 import os
 import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +50,7 @@ NO_CACHES = {
 }
 
 
-def need_gluster():
+def need_gluster() -> str | None:
     """Why a GlusterFS volume cannot be started here, or None."""
     if os.geteuid() != 0:
         return "a GlusterFS volume of its own needs root (namespaces, FUSE mounts)"
@@ -70,8 +73,9 @@ def _libexec():
     return None
 
 
-def mount_options(attribute_timeout=None, entry_timeout=None, negative_timeout=None, direct_io=None,
-                  **more):
+def mount_options(attribute_timeout: float | None = None, entry_timeout: float | None = None,
+                  negative_timeout: float | None = None, direct_io: bool | None = None,
+                  **more: object) -> list[str]:
     """glusterfs' command line options for a FUSE client."""
     opts = []
     if attribute_timeout is not None:
@@ -99,18 +103,18 @@ class Volume:
     _clients: int = 0
 
     @property
-    def netns(self):
+    def netns(self) -> str:
         return f"/proc/{self.holder.pid}/ns/net"
 
     @property
-    def socket(self):
+    def socket(self) -> Path:
         return self.directory / "run" / "glusterd.socket"
 
-    def log(self, name="glusterd"):
+    def log(self, name: str = "glusterd") -> str:
         path = self.directory / "log" / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def cli(self, *args, timeout=START_TIMEOUT, check=True):
+    def cli(self, *args: str, timeout: float = START_TIMEOUT, check: bool = True) -> subprocess.CompletedProcess[str]:
         """The gluster command line on this volume's glusterd (through its
         own socket)."""
         proc = subprocess.run(["gluster", f"--glusterd-sock={self.socket}", "--mode=script",
@@ -121,13 +125,13 @@ class Volume:
                                f"{(proc.stdout + proc.stderr).strip()}")
         return proc
 
-    def set(self, options):
+    def set(self, options: Mapping[str, object] | None) -> None:
         """Volume options ({key: value}), in one request (each costs glusterd
         half a second); a mount takes them at once."""
         if options:
             self.cli("volume", "set", self.name, *(str(w) for kv in options.items() for w in kv))
 
-    def start(self, options=None, timeout=START_TIMEOUT):
+    def start(self, options: Mapping[str, object] | None = None, timeout: float = START_TIMEOUT) -> None:
         """glusterd, then the volume (options: volume options set before it
         starts)."""
         t0 = time.monotonic()
@@ -191,7 +195,8 @@ class Volume:
         out = self.cli("volume", "status", self.name, "detail", check=False).stdout
         return [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Online")]
 
-    def client_command(self, mountpoint, options=(), log=None):
+    def client_command(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = (),
+                       log: str | os.PathLike[str] | None = None) -> list[str]:
         """The command of a FUSE client that mounts the volume on
         mountpoint, in the caller's mount namespace, and stays in the
         foreground."""
@@ -200,7 +205,8 @@ class Volume:
         return ["nsenter", f"--net={self.netns}", "glusterfs", "-N", f"--volfile-server={ADDRESS}",
                 f"--volfile-id={self.name}", f"--log-file={log}", *options, str(mountpoint)]
 
-    def mount(self, mountpoint, options=(), timeout=START_TIMEOUT):
+    def mount(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = (),
+              timeout: float = START_TIMEOUT) -> Path:
         """Mounts the volume on mountpoint in the caller's mount namespace;
         unmounted by stop()."""
         mountpoint = Path(mountpoint)
@@ -215,7 +221,8 @@ class Volume:
             time.sleep(0.02)
         return mountpoint
 
-    def mount_script(self, mountpoint, options=(), timeout=START_TIMEOUT):
+    def mount_script(self, mountpoint: str | os.PathLike[str], options: Iterable[str] = (),
+                     timeout: float = START_TIMEOUT) -> str:
         """Shell commands that mount the volume on mountpoint in the mount
         namespace they run in (a host's: hosts.py's prelude), its client
         a process of theirs, and fail if it is not mounted within
@@ -228,12 +235,12 @@ class Volume:
                 f"i=$((i + 1)); [ $i -lt {tries} ] || {{ echo 'glusterfs did not mount {m}' >&2; exit 1; }}; "
                 f"sleep 0.02; done")
 
-    def processes(self):
+    def processes(self) -> list[int]:
         """Every process in the namespace: the daemons and every FUSE
         client, the hosts' too."""
         return netns.processes_in(self.holder)
 
-    def stop(self):
+    def stop(self) -> None:
         """Unmounts the mounts of mount(), kills every process of the
         namespace and removes the state."""
         try:
@@ -251,7 +258,7 @@ def _mounted(path):
 
 
 @contextlib.contextmanager
-def volume(directory, options=None):
+def volume(directory: str | os.PathLike[str], options: Mapping[str, object] | None = None) -> Iterator[Volume]:
     """A started volume with its state in directory (made if missing): a
     Volume, stopped with all its processes and mounts on leaving."""
     directory = Path(directory)

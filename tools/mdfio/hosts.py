@@ -6,6 +6,8 @@ namespace of its own where the prelude mounts the host's own client of a
 shared file system). Only loopback addresses are used;
 starting is bounded in time, and every server is killed on every exit
 path of fio_servers()."""
+from __future__ import annotations
+
 import contextlib
 import os
 import shutil
@@ -13,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,11 +42,11 @@ class FioServer:
     uts: int | None = None  # its UTS namespace (an inode number): the host's processes
 
     @property
-    def client_arg(self):
+    def client_arg(self) -> str:
         """What fio's --client= takes to reach it."""
         return f"--client=ip:{self.address},{self.port}"
 
-    def start(self):
+    def start(self) -> None:
         """Starts the server on a port free at the time (test runs and
         benchmarks on one machine must not meet on fio's default port)."""
         assert self.address.startswith("127."), self.address
@@ -75,7 +78,7 @@ class FioServer:
                 return
         raise RuntimeError(f"fio server {self.name} did not start: {self.log.read_text()}")
 
-    def kill(self):
+    def kill(self) -> None:
         """The host dies: the server and every job it forked, at once. The
         jobs are not in the server's process group (each fio job process
         calls setsid), so they are found by parentage (kill_tree): a
@@ -108,7 +111,7 @@ class FioServer:
             self.proc.wait(timeout=10)
         self.proc = None
 
-    def restart(self):
+    def restart(self) -> None:
         self.kill()
         self.start()
 
@@ -121,7 +124,7 @@ def _uts(pid):
         return None
 
 
-def alive(pid):
+def alive(pid: int) -> bool:
     """Whether a process has not ended (a zombie has)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -147,7 +150,7 @@ def _listening(address, port):
         return s.connect_ex((address, port)) == 0
 
 
-def need_unshare():
+def need_unshare() -> str | None:
     """Why fio servers cannot be started here, or None."""
     if os.geteuid() != 0:
         return "fio servers in UTS namespaces of their own need root (unshare -u)"
@@ -157,7 +160,9 @@ def need_unshare():
 
 
 @contextlib.contextmanager
-def fio_servers(count, logdir, names=None, fio="fio", env=None, prelude=None):
+def fio_servers(count: int, logdir: str | os.PathLike[str], names: Sequence[str] | None = None, fio: str = "fio",
+                env: Mapping[str, str] | None = None,
+                prelude: Callable[[int], str] | None = None) -> Iterator[list[FioServer]]:
     """count fio servers, named names or host1..hostN, on 127.0.0.2 onwards,
     in environment env (default: this process's); each logs to
     logdir/fio-server-<n>.log. prelude(i): the i-th host's prelude."""

@@ -3,9 +3,12 @@ shipped jobfile's [global] section, then one section per phase and repeat,
 all in one fio group. The engine runs a root's sections in jobfile order
 (each waits for the previous one's clones), so no stonewall is needed, and
 fio's wait between stonewalled groups (a poll per group) is not paid."""
+from __future__ import annotations
+
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from .cli import ArgumentParser, positive_int
@@ -22,7 +25,7 @@ FIO_MAX_JOBS = 4088
 MAX_JOBFILE = 16 << 20
 
 
-def global_section(text):
+def global_section(text: str) -> str:
     """The [global] section of a jobfile's text (its comments included)."""
     m = re.search(r"^\[global\]\n(.*?)(?=^\[)", text, re.S | re.M)
     if not m:
@@ -30,7 +33,8 @@ def global_section(text):
     return "[global]\n" + m.group(1).rstrip("\n") + "\n"
 
 
-def with_repeats(global_text, repeats, adaptive_waiting=False, repeats_option=None):
+def with_repeats(global_text: str, repeats: int, adaptive_waiting: bool = False,
+                 repeats_option: str | None = None) -> str:
     """A jobfile of precreate, benchmark repeats 1..repeats (eight each, one
     per waiting factor, with adaptive_waiting) and cleanup. repeats= is set
     to repeats_option (text, e.g. an ${MDW_R} reference) or to repeats."""
@@ -50,7 +54,7 @@ def with_repeats(global_text, repeats, adaptive_waiting=False, repeats_option=No
     return "\n".join(out)
 
 
-def shipped_jobfile():
+def shipped_jobfile() -> Path | None:
     """The jobfile this package came with: the source tree's, or the
     installed one."""
     here = Path(__file__).resolve().parent
@@ -61,7 +65,7 @@ def shipped_jobfile():
     return None
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-jobfile", description=(
         "Writes md-workbench's fio jobfile for exactly R benchmark repeats to stdout "
         "(run it with: mdfio-jobfile -R 20 | fio -). Every other parameter stays an "

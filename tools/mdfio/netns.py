@@ -1,15 +1,19 @@
 """What the test services that run in a network namespace of their own
 (mdfio.gluster, mdfio.ceph) share: finding the namespace's processes and
 ending them, unmounting, and telling a FUSE mount of a kind."""
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
-def processes_in(holder):
+def processes_in(holder: subprocess.Popen[Any] | None) -> list[int]:
     """Every process in the network namespace that holder (a Popen, or
     None: no namespace) holds, but holder: daemons and FUSE clients, the
     hosts' too."""
@@ -28,7 +32,8 @@ def processes_in(holder):
     return found
 
 
-def end(mounts, holder, what, timeout):
+def end(mounts: Iterable[tuple[str | os.PathLike[str], subprocess.Popen[Any]]], holder: subprocess.Popen[Any] | None,
+        what: str, timeout: float) -> None:
     """Unmounts mounts ((path, Popen) pairs) lazily, so that a process
     still in one does not keep it, then kills every process of the
     namespace until none is left (RuntimeError naming what, after timeout
@@ -47,7 +52,7 @@ def end(mounts, holder, what, timeout):
         time.sleep(0.05)
 
 
-def reap(procs, timeout):
+def reap(procs: Iterable[subprocess.Popen[Any] | None], timeout: float) -> None:
     """Kills the process group of each Popen (None skipped) and waits for
     it."""
     for p in procs:
@@ -58,7 +63,7 @@ def reap(procs, timeout):
                 p.wait(timeout=timeout)
 
 
-def fuse_mounted(path, fstype):
+def fuse_mounted(path: str | os.PathLike[str], fstype: str) -> bool:
     """Whether path is a mount point of type fstype (fuse.glusterfs)."""
     real = os.path.realpath(path)
     with open("/proc/self/mounts") as f:

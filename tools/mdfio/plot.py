@@ -17,38 +17,41 @@ make it. A phase not every rank of the run completed (a host died) is not
 drawn: a line on stderr names it. Exit status: 0; 1 when a phase was not
 drawn so; 2 with one line on stderr.
 """
+from __future__ import annotations
+
 import math
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .cli import ArgumentParser, positive_int
 from .fiojson import CONTROL, BadInput, error_line
-from .figures import OPS, load_run
+from .figures import OPS, PhaseFigures, Run, load_run
 
 SIZE = (1200, 800)
 COLORS = {"create": "#1b9e77", "stat": "#d95f02", "read": "#7570b3", "delete": "#e7298a"}
 BINS_PER_DECADE = 40
 
 
-def label(f):
+def label(f: PhaseFigures) -> str:
     return f.phase if f.phase != "benchmark" else f"benchmark-{f.repeat}"
 
 
-def scope_note(run):
+def scope_note(run: Run) -> str:
     """What a title adds for a run over many hosts: its ranks and hosts."""
     return f" ({run.ranks} ranks on {len(run.hosts)} hosts)" if run.multi_host else ""
 
 
-def gp(text):
+def gp(text: object) -> str:
     """text as a gnuplot string: single-quoted, a quote doubled, a control
     character (a label's line break) shown as '?'."""
     return "'" + CONTROL.sub("?", str(text)).replace("'", "''") + "'"
 
 
-def write(path, text):
+def write(path: Path, text: str) -> None:
     """Writes a file of the figures; a failure names it."""
     try:
         path.write_text(text)
@@ -56,7 +59,7 @@ def write(path, text):
         raise BadInput(f"{path}: cannot write it: {e.strerror}") from None
 
 
-def gnuplot(out, name, body):
+def gnuplot(out: Path, name: str, body: str) -> None:
     """Writes <name>.gp and runs it for the PNG and the SVG."""
     script = out / f"{name}.gp"
     text = []
@@ -73,7 +76,7 @@ def gnuplot(out, name, body):
         raise BadInput(f"{script}: gnuplot failed on it: {said[-1] if said else f'exit status {proc.returncode}'}")
 
 
-def output_dir(out):
+def output_dir(out: Path) -> None:
     """Makes the directory of the figures, its parents too, if missing:
     one line if it cannot be made or written."""
     try:
@@ -86,7 +89,7 @@ def output_dir(out):
         raise BadInput(f"--out {out}: not writable")
 
 
-def log_files(prefix, run):
+def log_files(prefix: str, run: Run) -> dict[str, dict[str, Path | None]]:
     """The merged log of each operation of each phase, matched to the JSON's
     sections: precreate is iteration 0, the benchmark repeats take the
     benchmark iterations found in order, cleanup the cleanup file."""
@@ -130,7 +133,7 @@ NOT_IN_A_ROW = re.compile(rb"[^0-9.,\n]")
 ROW_MAX = 64
 
 
-def read_log(path, expect, cache):
+def read_log(path: Path, expect: int, cache: dict[Path, list[tuple[float, float]]]) -> list[tuple[float, float]]:
     """Rows (start s, latency s) of a latency log, checked against what
     the engine writes, read once into cache; their count must be the JSON's
     operations. A log at fault is named, with the line."""
@@ -184,7 +187,7 @@ def _is_row(line):
         return False
 
 
-def thin(rows, max_points):
+def thin(rows: list[tuple[float, float]], max_points: int) -> tuple[list[tuple[float, float]], int]:
     """Every k-th row, plus every row at or above the 99th percentile of
     the log itself (IOR's element round(0.99(n-1)+0.49)), so a large run
     draws quickly and no outlier goes missing."""
@@ -195,7 +198,8 @@ def thin(rows, max_points):
     return [r for i, r in enumerate(rows) if i % k == 0 or r[1] >= q99], k
 
 
-def plot_timeline(out, f, logs, cache, max_points, scope=""):
+def plot_timeline(out: Path, f: PhaseFigures, logs: Mapping[str, Path | None],
+                  cache: dict[Path, list[tuple[float, float]]], max_points: int, scope: str = "") -> str | None:
     name = f"{label(f)}-timeline"
     plots, notes = [], []
     for op in OPS:
@@ -219,7 +223,7 @@ def plot_timeline(out, f, logs, cache, max_points, scope=""):
     return name
 
 
-def plot_boxplot(out, f, scope=""):
+def plot_boxplot(out: Path, f: PhaseFigures, scope: str = "") -> str | None:
     name = f"{label(f)}-boxplot"
     rows = []
     for op in OPS:
@@ -243,7 +247,8 @@ def plot_boxplot(out, f, scope=""):
     return name
 
 
-def plot_histogram(out, f, logs, cache, scope=""):
+def plot_histogram(out: Path, f: PhaseFigures, logs: Mapping[str, Path | None],
+                   cache: dict[Path, list[tuple[float, float]]], scope: str = "") -> str | None:
     name = f"{label(f)}-histogram"
     plots = []
     for op in OPS:
@@ -270,7 +275,7 @@ def plot_histogram(out, f, logs, cache, scope=""):
     return name
 
 
-def plot_repeats(out, run, scope=""):
+def plot_repeats(out: Path, run: Run, scope: str = "") -> str | None:
     """obj/s of every benchmark repeat that has one: a repeat whose rate is
     n/a (no time measured, see figures.phase_figures) has no point."""
     bench = [f for f in run.phases if f.phase == "benchmark" and f.obj_per_s is not None]
@@ -298,7 +303,7 @@ def plot_repeats(out, run, scope=""):
     return name
 
 
-def plot_scaling(out, runs):
+def plot_scaling(out: Path, runs: Iterable[tuple[str, Run]]) -> str:
     """objects/s per phase against ranks, one line per label, log y."""
     by_label = {}
     for lab, run in runs:
@@ -343,7 +348,7 @@ def plot_scaling(out, runs):
     return "scaling"
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines and "

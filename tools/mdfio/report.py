@@ -25,41 +25,46 @@ why, and no figures (records: status, reason).
 Exit status: 0, 1 when the run reported errors or a phase did not complete
 on every rank, 2 when the input cannot be used (one line on stderr).
 """
+from __future__ import annotations
+
+import argparse
 import csv
 import datetime
 import io
 import json
 import math
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from .cli import ArgumentParser, positive_seconds
 from .fiojson import BadInput, error_line
-from .figures import FIELDS, PhaseMark, load_run
+from .figures import FIELDS, PhaseFigures, PhaseMark, Run, load_run
 from .follow import follow
 
 
-def local_time(epoch):
+def local_time(epoch: float) -> str:
     """A time of fio's JSON (fiojson.document_header checked its range)."""
     return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def start_time(run):
+def start_time(run: Run) -> str:
     """The run's start: its end less fio's run time; n/a when fio's JSON
     gives no run time (a fio client's)."""
     return "n/a" if run.runtime is None else local_time(run.end - run.runtime)
 
 
-def num(v, spec, unit=""):
+def num(v: float | None, spec: str, unit: str = "") -> str:
     """A figure in format spec, then unit; 'n/a' for None (a time not
     measured, a rate over it)."""
     return "n/a" if v is None else format(v, spec) + unit
 
 
-def e4(v):
+def e4(v: float | None) -> str:
     return num(v, ".4e", "s")
 
 
-def md_workbench_line(f, aggregated=True, quiet=False, spread=".2f"):
+def md_workbench_line(f: PhaseFigures, aggregated: bool = True, quiet: bool = False, spread: str = ".2f") -> str:
     """md-workbench's line of a phase; quiet as its -q (no error count
     without errors); spread: the format of min and mean ('.1f' in 2020)."""
     out = f"{f.phase} process max:{num(f.t_max_s, '.2f', 's')} "
@@ -93,7 +98,7 @@ def md_workbench_line(f, aggregated=True, quiet=False, spread=".2f"):
     return out
 
 
-def process_label(run, p):
+def process_label(run: Run, p: PhaseFigures) -> str:
     """A process line's label: its global rank, and its host when the run
     spans more than one."""
     return f"{p.process}@{p.host}: " if run.multi_host else f"{p.process}: "
@@ -102,7 +107,7 @@ def process_label(run, p):
 DETAILED_HEADER = "phase\t\td name\tcreate\tdelete\tob nam\tcreate\tread\tstat\tdelete\tt_inc_b\tt_no_bar\tthp\tmax_t"
 
 
-def detailed_line(f):
+def detailed_line(f: PhaseFigures) -> str:
     """md-workbench --print-detailed-stats's line of a phase: the counts
     of what succeeded, the phase time twice (md-workbench prints its phase
     time in both t_inc_b and t_no_bar), the throughput of objects written
@@ -124,7 +129,7 @@ def detailed_line(f):
             f"\t{num(tp, '.2f')} MiB/s {f.op_max_s:.4e}")
 
 
-def header(run, quiet):
+def header(run: Run, quiet: bool) -> list[str]:
     """md-workbench's lines before its first phase: Args (which its -q
     does not hold back: md-workbench prints it before reading -q), then,
     without -q, the total objects and md-workbench's warning of more
@@ -143,14 +148,14 @@ def header(run, quiet):
     return lines
 
 
-def footer(run):
+def footer(run: Run) -> list[str]:
     """md-workbench's last line: the run time (fio's elapsed: whole
     seconds from fio's start to its report) and the time of the end
     (fio's timestamp when it wrote its JSON)."""
     return [f"Total runtime: {num(run.runtime, 'd', 's')} time: {local_time(run.end)}"]
 
 
-def mark_line(m):
+def mark_line(m: PhaseMark) -> str:
     """The line of a phase that not every rank completed, in every text
     format: the phase as its line begins, incomplete or not run, which
     repeat and job, and why, naming the ranks and hosts at fault. No
@@ -159,7 +164,7 @@ def mark_line(m):
     return f"{m.phase} {m.status} ({which}): {m.reason}"
 
 
-def phase_block(run, f, opts):
+def phase_block(run: Run, f: PhaseFigures | PhaseMark, opts: argparse.Namespace) -> list[str]:
     """The lines of phase f in the text format opts.format: its line, then
     its processes' with --process-reports; a phase that not every rank
     completed (a PhaseMark) has its mark line alone. The report prints
@@ -180,11 +185,11 @@ def phase_block(run, f, opts):
     return lines
 
 
-def phase_lines(run, opts):
+def phase_lines(run: Run, opts: argparse.Namespace) -> list[str]:
     return [line for f in run.entries for line in phase_block(run, f, opts)]
 
 
-def render_md_workbench(run, opts):
+def render_md_workbench(run: Run, opts: argparse.Namespace) -> list[str]:
     """IOR's md-workbench since its Nodemap (December 2022)."""
     lines = header(run, opts.quiet)
     # md-workbench prints its Nodemap whatever -q
@@ -195,7 +200,7 @@ def render_md_workbench(run, opts):
     return lines + ([] if opts.quiet else footer(run))
 
 
-def option_lines_2020(run, opts):
+def option_lines_2020(run: Run, opts: argparse.Namespace) -> list[str]:
     """The option lines of IOR's md-workbench of November 2020: every
     option with a value in its table's order, `\tname=value`, an integer
     or float value followed by a space; then each flag set, by name; then
@@ -229,7 +234,7 @@ def option_lines_2020(run, opts):
     return lines
 
 
-def render_md_workbench_2020(run, opts):
+def render_md_workbench_2020(run: Run, opts: argparse.Namespace) -> list[str]:
     """IOR's md-workbench of November 2020 (its first commits in IOR,
     before 4.0.0rc1): no Nodemap, its options as lines and a blank line
     after the header, min and mean with one decimal."""
@@ -242,7 +247,7 @@ def render_md_workbench_2020(run, opts):
     return lines + ([] if opts.quiet else footer(run))
 
 
-def md_real_io_line(f, read_only, with_iops):
+def md_real_io_line(f: PhaseFigures, read_only: bool, with_iops: bool) -> str:
     """MD-REAL-IO's line; in that era the benchmark's obj counted created
     objects (read ones when read-only) and iops was 4 per object."""
     iops = f" {num(f.iops, '.1f')} iops/s" if with_iops else ""
@@ -262,7 +267,7 @@ def md_real_io_line(f, read_only, with_iops):
             f"{num(f.dset_per_s, '.3f')} dset/s {errs}")
 
 
-def render_md_real_io(run, opts, era):
+def render_md_real_io(run: Run, opts: argparse.Namespace, era: int) -> list[str]:
     start = start_time(run)
     title = f"MD-REAL-IO total objects: {run.total_objects}"
     if era == 2017:
@@ -283,7 +288,7 @@ def render_md_real_io(run, opts, era):
     return lines
 
 
-def records(run, process_reports):
+def records(run: Run, process_reports: bool) -> list[dict[str, Any]]:
     """The records of --json and --csv: a phase's, then its processes' when
     asked; a phase that not every rank completed has its record alone."""
     out = []
@@ -294,7 +299,7 @@ def records(run, process_reports):
     return out
 
 
-def render_json(run, opts):
+def render_json(run: Run, opts: argparse.Namespace) -> list[str]:
     process_reports = opts.process_reports
     params = {**run.params(), "hosts": len(run.hosts) or 1, "reads-cross-hosts": run.reads_cross_hosts()}
     # allow_nan=False: a NaN or inf figure is a bug, never JSON's Infinity
@@ -303,7 +308,7 @@ def render_json(run, opts):
                         "records": records(run, process_reports)}, indent=1, allow_nan=False)]
 
 
-def render_csv(run, opts):
+def render_csv(run: Run, opts: argparse.Namespace) -> list[str]:
     process_reports = opts.process_reports
     def cell(v):
         if isinstance(v, float) and not math.isfinite(v):
@@ -322,7 +327,7 @@ RENDER = {"md-workbench": render_md_workbench, "md-workbench-2020": render_md_wo
           "json": render_json, "csv": render_csv}
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
                     help="fio JSON output: one file, or one per fio process of the run (default: stdin)")

@@ -5,6 +5,8 @@ directory and ports of their own, so that it meets no other cluster and no
 other run's. Every daemon listens on 127.0.0.1 only. Starting is bounded in
 time, and cluster() kills every process of the cluster (daemons, steps and
 the tasks they started) on every exit path."""
+from __future__ import annotations
+
 import contextlib
 import os
 import random
@@ -14,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +35,7 @@ ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
          "PREEMPTED"}
 
 
-def need_slurm():
+def need_slurm() -> str | None:
     """Why a Slurm cluster cannot be started here, or None."""
     if os.geteuid() != 0:
         return "a Slurm cluster of its own needs root (slurmd starts jobs as their user)"
@@ -52,12 +55,12 @@ class SlurmCluster:
     _socket_dir: Path = field(default=None, repr=False)
 
     @property
-    def env(self):
+    def env(self) -> dict[str, str]:
         """What srun, sbatch and the other clients need to reach this
         cluster, to add to an environment."""
         return {"SLURM_CONF": str(self.conf)}
 
-    def client_env(self, env=None):
+    def client_env(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """env (default: this process's) for a Slurm client of this cluster:
         its SLURM_CONF, and none of another allocation's or step's
         variables, which srun and sbatch would take as their own."""
@@ -68,7 +71,7 @@ class SlurmCluster:
         env.update(self.env)
         return env
 
-    def run(self, args, timeout=30, check=True):
+    def run(self, args: Sequence[str], timeout: float = 30, check: bool = True) -> subprocess.CompletedProcess[str]:
         """A Slurm client command (scontrol, squeue, ...) on this cluster."""
         proc = subprocess.run(args, capture_output=True, text=True, env=self.client_env(), timeout=timeout,
                               stdin=subprocess.DEVNULL)
@@ -76,16 +79,16 @@ class SlurmCluster:
             raise RuntimeError(f"{' '.join(args)}: exit {proc.returncode}: {proc.stderr.strip()}")
         return proc
 
-    def log(self, name):
+    def log(self, name: str) -> str:
         path = self.directory / "log" / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def jobs(self):
+    def jobs(self) -> list[str]:
         """The ids of the jobs the controller still knows as not ended."""
         out = self.run(["squeue", "-h", "-o", "%i"]).stdout
         return out.split()
 
-    def cancel_all(self, timeout=20):
+    def cancel_all(self, timeout: float = 20) -> list[str]:
         """Cancels every job and waits until none is left; then kills
         whatever of them still runs (a step whose srun was killed, tasks
         that ignored SIGTERM). Returns the job ids there were."""
@@ -104,7 +107,8 @@ class SlurmCluster:
         kill_processes(self.conf, spare)
         return jobs
 
-    def batch(self, args, env=None, cwd=None, timeout=120):
+    def batch(self, args: Sequence[str], env: Mapping[str, str] | None = None,
+              cwd: str | os.PathLike[str] | None = None, timeout: float = 120) -> int:
         """sbatch args (options and the script) in env (default:
         client_env()), waiting for the job to end: its exit status (128 +
         the signal that ended it). sbatch --wait polls at intervals that
@@ -129,11 +133,11 @@ class SlurmCluster:
                 raise TimeoutError(f"batch job {job} ran longer than {timeout} s")
             time.sleep(0.05)
 
-    def idle(self):
+    def idle(self) -> bool:
         proc = self.run(["sinfo", "-h", "-n", self.node, "-o", "%T"], timeout=10, check=False)
         return proc.returncode == 0 and proc.stdout.strip() == "idle"
 
-    def start(self, timeout=START_TIMEOUT):
+    def start(self, timeout: float = START_TIMEOUT) -> None:
         """Starts munged, then slurmctld and slurmd on ports free at the
         time, and waits until the node is idle."""
         key = self.directory / "munge.key"
@@ -172,7 +176,7 @@ class SlurmCluster:
         raise RuntimeError(f"Slurm did not start: its ports were taken {START_TRIES} times")
 
     @property
-    def socket(self):
+    def socket(self) -> Path:
         if self._socket_dir is None:
             # munged wants every directory above its socket searchable by
             # all, which a test's own temporary directory is not
@@ -232,7 +236,7 @@ class SlurmCluster:
             f"PartitionName=mdfio Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4",
         ]) + "\n")
 
-    def stop(self):
+    def stop(self) -> None:
         """Kills every process of the cluster: its jobs' too."""
         try:
             if self.conf is not None:
@@ -273,7 +277,7 @@ def _environ(pid):
         return []
 
 
-def kill_processes(conf, spare=()):
+def kill_processes(conf: str | os.PathLike[str], spare: Container[int] = ()) -> None:
     """Kills every process that runs with SLURM_CONF=conf in its
     environment but those in spare and this one's ancestors: the daemons of
     the cluster, which hand it down to every step and task they start (also
@@ -300,7 +304,7 @@ def kill_processes(conf, spare=()):
 
 
 @contextlib.contextmanager
-def cluster(directory, node=None):
+def cluster(directory: str | os.PathLike[str], node: str | None = None) -> Iterator[SlurmCluster]:
     """A started single-node cluster in directory (made if missing): a
     SlurmCluster, stopped with all its processes on leaving."""
     directory = Path(directory)
