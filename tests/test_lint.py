@@ -1,7 +1,9 @@
 """The lint of ./run-tests: the C of the engines, tools and tests compiles
 without a warning (warnings fatal, at the project's warning level) by gcc
-and by clang, and pyflakes finds nothing in the Python of the package, the
-tools, bench and the tests."""
+and by clang, pyflakes finds nothing in the Python of the package, the
+tools, bench and the tests, and every public function of the package has
+type hints."""
+import ast
 import os
 import shutil
 import subprocess
@@ -36,6 +38,39 @@ def test_pyflakes_finds_nothing():
     assert any(p.name == "report.py" for p in files) and any(p.name == "run" for p in files), files
     run = subprocess.run([pyflakes, *map(str, files)], capture_output=True, text=True)
     assert run.returncode == 0 and not run.stdout, run.stdout + run.stderr
+
+
+def missing_hints(path):
+    """'file:line function: what' for each public function and method
+    (module level, or in a class) of a module that lacks a hint: of its
+    return, or of a parameter (self and cls aside; *args and **kwargs
+    need one too)."""
+    rel = path.relative_to(SOURCE_ROOT)
+    out = []
+
+    def look(body, scope):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                look(node.body, f"{scope}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+                a = node.args
+                params = [*a.posonlyargs, *a.args]
+                if scope and params and params[0].arg in ("self", "cls"):
+                    params = params[1:]
+                params += [*a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
+                lacking = [x.arg for x in params if x.annotation is None]
+                lacking += ["return"] if node.returns is None else []
+                if lacking:
+                    out.append(f"{rel}:{node.lineno} {scope}{node.name}: no hint of {', '.join(lacking)}")
+    look(ast.parse(path.read_text(), str(path)).body, "")
+    return out
+
+
+def test_public_functions_have_type_hints():
+    files = sorted((SOURCE_ROOT / "tools" / "mdfio").glob("*.py"))
+    assert any(p.name == "fiojson.py" for p in files), files
+    missing = [line for p in files for line in missing_hints(p)]
+    assert not missing, "public functions without type hints:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "clang"])
