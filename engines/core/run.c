@@ -111,47 +111,48 @@ static enum host_state host_state(struct mdfio_job *j, const struct mdfio_rankfi
 	return reserved ? HOST_LATE : HOST_GONE;
 }
 
-/* Appends to msg the hosts in state, as "; <head>a,b<tail>"; n is msg's
- * length. */
-static size_t name_hosts(struct mdfio_job *j, const struct mdfio_rankfile *rf, int passed,
-			 enum host_state state, const char *head, const char *tail,
-			 char *msg, size_t n, size_t msglen)
+/* Appends the name to the list (a string of at most len), comma-separated. */
+static void list_host(char *list, size_t len, const char *name, size_t namelen)
 {
-	const char *e;
-	size_t len;
-	uint32_t i;
-	int first = 1;
+	size_t n = strlen(list);
 
-	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)) && n < msglen; i++) {
-		if (host_state(j, rf, i, passed) != state)
-			continue;
-		n += (size_t)snprintf(msg + n, msglen - n, "%s%.*s", first ? head : ",", (int)len, e);
-		first = 0;
-	}
-	if (!first && n < msglen)
-		n += (size_t)snprintf(msg + n, msglen - n, "%s", tail);
-	return n;
+	if (n < len)
+		snprintf(list + n, len - n, "%s%.*s", n ? "," : "", (int)namelen, name);
 }
 
 /* Appends to msg the hosts of hosts= none of whose ranks is claimed, and
- * what became of them as far as the rank file tells. */
+ * what became of them as far as the rank file tells: each host's claims
+ * and reservations are probed once. */
 static void name_missing_hosts(void *arg, const struct mdfio_rankfile *rf,
 			       char *msg, size_t msglen)
 {
 	struct mdfio_job *j = arg;
-	char passed[64], gone[160];
-	size_t n = strlen(msg);
+	char passed[64], away[2][1024] = { "", "" };
+	const char *e;
+	size_t len, n = strlen(msg);
+	uint32_t i;
 	int any = mdfio_reservation_last_passed(j->root, passed, sizeof(passed));
 
+	for (i = 0; (e = mdfio_world_host(j->hosts, i, &len)); i++) {
+		enum host_state st = host_state(j, rf, i, any);
+
+		if (st != HOST_HERE)
+			list_host(away[st == HOST_LATE], sizeof(away[0]), e, len);
+	}
+	if (n >= msglen)
+		return;
 	if (!any) {
-		name_hosts(j, rf, 0, HOST_NOT_STARTED, "; no rank of host ", " has started", msg, n, msglen);
+		if (away[0][0])
+			snprintf(msg + n, msglen - n, "; no rank of host %s has started", away[0]);
 		return;
 	}
-	snprintf(gone, sizeof(gone), " is gone (its fio, or the host, died) since the start of %s, which every rank passed",
-		 passed);
-	n = name_hosts(j, rf, 1, HOST_GONE, "; host ", gone, msg, n, msglen);
-	name_hosts(j, rf, 1, HOST_LATE, "; host ", " is late (its fio still holds its ranks, but none came)",
-		   msg, n, msglen);
+	if (away[0][0])
+		n += (size_t)snprintf(msg + n, msglen - n,
+				      "; host %s is gone (its fio, or the host, died) since the start of %s, which every rank passed",
+				      away[0], passed);
+	if (away[1][0] && n < msglen)
+		snprintf(msg + n, msglen - n, "; host %s is late (its fio still holds its ranks, but none came)",
+			 away[1]);
 }
 
 /* A read_only benchmark reads and writes nothing but objects it only
