@@ -772,14 +772,19 @@ static void leave_poller(struct mdfio_rankfile_waiter *w)
 }
 
 /* This rank has arrived at barrier b: the round of the fence it waits for
- * (0: none, the ranks poll). The last of its fio's ranks to arrive enters
- * the launcher's collective for all of them. */
-static uint64_t enter_fence(struct mdfio_rankfile *rf, uint64_t b)
+ * (0: none, the ranks poll), and in *last whether it is the last of its
+ * fio's ranks to arrive, which enters the launcher's collective for all of
+ * them (enter_fence). Called under the file's lock, right after the rank's
+ * record: were a rank counted only after the lock, a sibling could pass b
+ * (released by a third) and count itself at b + 1 first, starting a new
+ * count that b's latecomer would then restart, and no fence would be
+ * entered for either barrier. */
+static uint64_t count_arrival(struct mdfio_rankfile *rf, uint64_t b, int *last)
 {
 	struct mdfio_rankfile_waiter *w = rf->waiter;
 	uint64_t round;
-	int last;
 
+	*last = 0;
 	if (!w || !rf->fence)
 		return 0;
 	waiter_lock(w);
@@ -790,15 +795,23 @@ static uint64_t enter_fence(struct mdfio_rankfile *rf, uint64_t b)
 		w->round++;
 	}
 	round = w->round;
-	last = ++w->arrived == rf->block;
+	*last = ++w->arrived == rf->block;
 	waiter_unlock(w);
-	if (last && rf->fence->enter(rf->fence->arg, round, &w->fenced, &w->seq)) {
+	return round;
+}
+
+/* The last rank of a fio to arrive enters round's fence, after the lock:
+ * the collective may take long to enter. */
+static void enter_fence(struct mdfio_rankfile *rf, uint64_t round)
+{
+	struct mdfio_rankfile_waiter *w = rf->waiter;
+
+	if (rf->fence->enter(rf->fence->arg, round, &w->fenced, &w->seq)) {
 		/* no collective to wait for: look at the file now */
 		__atomic_store_n(&w->fenced, round, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
 		syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	}
-	return round;
 }
 
 /* Every rank record in one read: rec[r] for r < total. 0 or an errno. */
@@ -1056,7 +1069,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	uint64_t say_us = timeout_us > 1000000 ? timeout_us : 1000000;
 	unsigned int sleep_us = POLL_FIRST_US;
 	char why[FAILURE_LEN], stop_why[FAILURE_LEN];
-	int err, got = 0, polling = 0, header_read = 0;
+	int err, got = 0, polling = 0, header_read = 0, last = 0;
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 	if (err)
@@ -1077,10 +1090,12 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		got = try_release(rf, &h, b, phase, value, why, sizeof(why));
 	if (got < 0)
 		fail_barrier(rf, &h, b, why);
-	unlock(rf->fd, 0, REC);
 	/* also when this rank released it: every fio process enters the
 	 * launcher's collective once for every barrier, in the same order */
-	round = err || got < 0 ? 0 : enter_fence(rf, b);
+	round = err || got < 0 ? 0 : count_arrival(rf, b, &last);
+	unlock(rf->fd, 0, REC);
+	if (last)
+		enter_fence(rf, round);
 	if (err)
 		return mdfio_reason(msg, msglen, "cannot write %s: %s", MDFIO_RANKFILE_NAME, strerror(err));
 	/* siblings already waiting learn it without a look at the file */

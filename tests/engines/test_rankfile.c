@@ -263,6 +263,9 @@ static int fake_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wak
 	/* an agent of its own, as launcher.c's thread: enter never waits */
 	if (fork())
 		return 0;
+	/* not past the test's own end: an agent left waiting would hold
+	 * its output open */
+	alarm(60);
 	while (l->mode == 0 && __atomic_load_n(&l->entered[round], __ATOMIC_SEQ_CST) < 2)
 		usleep(1000);
 	if (l->mode == 0)
