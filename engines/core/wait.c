@@ -8,7 +8,7 @@
 /* md-workbench's wait after an operation of ns (mdw_wait): a spin on the
  * clock below 10 ms, where a sleep would overshoot, a sleep above. The
  * rank's thread waits, as md-workbench's process does: with units in
- * flight, none is started or reaped meanwhile (docs/engines.md). */
+ * flight, none is started or reaped meanwhile (docs/design.md). */
 #define MDFIO_SPIN_BELOW_NS 10000000u
 void __attribute__((cold, noinline))
 mdfio_wait_after(struct mdfio_job *j, uint64_t ns)

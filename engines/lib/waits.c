@@ -4,7 +4,7 @@
  * memory, or for a lock another rank holds. A page per 8 requests read
  * from the device tells the device's waits from the locks': with every
  * object cached, ranks still read some metadata back now and then, in
- * bursts, mostly below that (docs/engines.md, issue=auto). */
+ * bursts, mostly below that (docs/design.md, issue=auto). */
 /* long, as the counts are: where long is 32 bits, an unsigned int would
  * make the comparisons unsigned */
 #define SLEEPS ((long)(MDFIO_WAITS_WINDOW / 8))
