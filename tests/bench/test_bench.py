@@ -440,11 +440,3 @@ def test_a_set_up_that_fails_after_losetup_leaves_nothing(tmp_path, monkeypatch)
     assert str(work) not in attached, attached
     assert os.listdir(work) == []
 
-
-def test_a_result_is_never_written_over(tmp_path):
-    bench = bench_run_module()
-    (tmp_path / "2026-11-26-engines.md").write_text("kept\n")
-    assert bench.result_base(tmp_path, "2026-11-26-engines") == tmp_path / "2026-11-26-engines-2"
-    (tmp_path / "2026-11-26-engines-2.json").write_text("{}\n")
-    assert bench.result_base(tmp_path, "2026-11-26-engines") == tmp_path / "2026-11-26-engines-3"
-    assert bench.result_base(tmp_path, "2026-11-26-pairs") == tmp_path / "2026-11-26-pairs"
