@@ -410,33 +410,3 @@ def test_barrier_compares_builds_and_finds_one_poller_per_fio(tmp_path):
     assert fenced["waiting: requests/s"] == 0 and fenced["per barrier"] > 0, table
     assert "Reproduce: `bench/run --only barrier --before-build DIR --quick`" in md.read_text()
 
-
-def bench_run_module():
-    """bench/run, imported as a module (its main() does not run)."""
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader("bench_run", str(SOURCE_ROOT / "bench" / "run"))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_run", loader))
-    loader.exec_module(module)
-    return module
-
-
-def test_a_set_up_that_fails_after_losetup_leaves_nothing(tmp_path, monkeypatch):
-    """A mount refused after the loop device is attached (here a mount
-    that always fails, first on PATH): the loop device, the image and the
-    mount point go, and the failure reaches the caller."""
-    need_root("bench/run attaches loop devices")
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "mount").write_text("#!/bin/sh\necho 'mount: refused by the test' >&2\nexit 32\n")
-    (fake / "mount").chmod(0o755)
-    work = tmp_path / "work"
-    work.mkdir()
-    bench = bench_run_module()
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    with pytest.raises(subprocess.CalledProcessError):
-        bench.Fs("ext4", work, size="64M")
-    attached = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
-    assert str(work) not in attached, attached
-    assert os.listdir(work) == []
-
