@@ -16,7 +16,6 @@ import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|LeakSanit
 
 # the package under test, from the source tree
 sys.path.insert(0, str(SOURCE_ROOT / "tools"))
+import mdfio.filesystems  # noqa: E402
 import mdfio.fio  # noqa: E402
 import mdfio.hosts  # noqa: E402
 import mdfio.slurm  # noqa: E402
@@ -292,23 +292,31 @@ def old_status(text, version):
     return "\n".join(lines) + "\n"
 
 
+def filesystem(kind, **opts):
+    """A mdfio.filesystems.Filesystem of kind for a test: the test is
+    skipped where the machine cannot make one (a program missing, a loop
+    device or the mount refused), and fails on any other error."""
+    try:
+        return mdfio.filesystems.Filesystem(kind, **opts)
+    except mdfio.filesystems.FilesystemError as e:
+        if e.step == "tool":
+            pytest.skip(f"{e} (./setup installs it)")
+        if e.step in ("losetup", "mount"):
+            pytest.skip(str(e))
+        raise
+
+
 @contextlib.contextmanager
 def mounted_tmpfs(options="size=512m", prefix="mdfio-tmpfs-"):
     """A tmpfs with mount options mounted on a fresh directory, unmounted
-    and removed on every way out; the test is skipped where none can be
-    mounted."""
+    (lazily, if busy) and removed on every way out; the test is skipped
+    where none can be mounted."""
     need_root("mounts a tmpfs")
-    d = Path(tempfile.mkdtemp(prefix=prefix))
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        d.rmdir()
-        pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
+    fs = filesystem("tmpfs", size=None, options=options, prefix=prefix)
     try:
-        yield d
+        yield fs.mnt
     finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
-        shutil.rmtree(d, ignore_errors=True)
+        fs.close(wait=0, lazy=True)
 
 
 @pytest.fixture
@@ -322,42 +330,25 @@ def tmpfs():
 def fusefs(tmpfs, tmp_path):
     """bindfs's FUSE mirror of a fresh tmpfs: every call a request to a
     daemon, as on a FUSE mount of an object store."""
-    if not shutil.which("bindfs"):
-        pytest.skip("bindfs is not installed (./setup installs it)")
-    mnt = tmp_path / "fuse"
-    mnt.mkdir()
-    proc = subprocess.run(["bindfs", str(tmpfs), str(mnt)], capture_output=True, text=True)
-    if proc.returncode:
-        pytest.skip(f"cannot mount bindfs (FUSE): {proc.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
+    fs = filesystem("fuse", over=tmpfs, workdir=tmp_path)
+    yield fs.mnt
+    fs.close(wait=0, lazy=True)
 
 
 @pytest.fixture
 def loopfs(tmp_path):
-    """make(fstype, size) -> mount point of a loop-mounted file system."""
+    """make(fstype, size) -> mount point of a loop-mounted file system
+    (ext4, xfs or btrfs, as mkfs makes it by default)."""
     need_root("mounts loop devices")
-    mounts = []
+    made = []
 
     def make(fstype="ext4", size="64M"):
-        img = tmp_path / f"{fstype}-{len(mounts)}.img"
-        mnt = tmp_path / f"{fstype}-{len(mounts)}.mnt"
-        mnt.mkdir()
-        subprocess.run(["truncate", "-s", size, str(img)], check=True)
-        mkfs = {"ext4": ["mkfs.ext4", "-q", "-F"], "xfs": ["mkfs.xfs", "-q", "-f"],
-                "btrfs": ["mkfs.btrfs", "-q", "-f"]}[fstype]
-        if not shutil.which(mkfs[0]):
-            pytest.skip(f"{mkfs[0]} is not installed (./setup installs it)")
-        subprocess.run([*mkfs, str(img)], check=True, capture_output=True)
-        proc = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], capture_output=True, text=True)
-        if proc.returncode:
-            pytest.skip(f"cannot loop-mount {fstype}: {proc.stderr.strip()}")
-        mounts.append(mnt)
-        return mnt
+        made.append(filesystem(fstype, size=size, workdir=tmp_path))
+        return made[-1].mnt
 
     yield make
-    for mnt in mounts:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    for fs in made:
+        fs.close(wait=0, lazy=True)
 
 
 # the ranks md-workbench runs on in the tests against the real program
