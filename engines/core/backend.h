@@ -119,6 +119,11 @@ struct mdfio_options {
 	/* md-workbench --ignore-precreate-errors: a create error is counted,
 	 * not the end of the run */
 	unsigned int ignore_precreate_errors;
+	/* md-real-io's lim-free-mem (-m) and lim-free-mem-phase (-M), in
+	 * its units of 1000 KiB (0: off); and 1: drop the page cache before
+	 * each phase */
+	unsigned long long lim_free_mem, lim_free_mem_phase;
+	unsigned int drop_caches;
 };
 
 

@@ -47,7 +47,7 @@ static int engine_setup(struct thread_data *td)
 	mdfio_share_errors();
 	/* one job's refused option stops every mdfio job of the run here,
 	 * before any of them starts */
-	if (mdfio_check_run(td, backend->direct))
+	if (mdfio_check_run(td, backend->direct) || mdfio_cache_check(eo))
 		return 1;
 	set_units(td, mdfio_phase_units(eo));
 	/* a job that cannot tell its ranks stops before any rank starts */
@@ -242,7 +242,7 @@ static int init_job(struct thread_data *td)
 		return mdfio_abort_run(j);
 	if (mdfio_run_barrier(j, eo->repeat, 0, eo->join_timeout))
 		return 1;
-	if (mdfio_enter_phase(j, eo->repeat))
+	if (mdfio_cache_prepare(j, eo) || mdfio_enter_phase(j, eo->repeat))
 		return mdfio_abort_run(j);
 	if (mdfio_run_barrier(j, eo->repeat, 1, eo->join_timeout) ||
 	    mdfio_commit_phase(j)) {
@@ -364,6 +364,7 @@ static void engine_cleanup(struct thread_data *td)
 	}
 	if (j->be && j->be->exit && j->priv)
 		j->be->exit(j->priv);
+	mdfio_cache_release(j);
 	if (j->rec_dir)
 		closedir(j->rec_dir);
 	/* a rank that stopped the run may have ended its last units after

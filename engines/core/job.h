@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "memlimit.h"
 #include "pattern.h"
 #include "rankfile.h"
 #include "world.h"
@@ -87,6 +88,7 @@ struct mdfio_dataset {
 
 struct mdfio_job {
 	struct thread_data *td;	/* the job this rank is */
+	struct mdfio_mem_hold mem_held;	/* lim_free_mem's, through the phase */
 	const struct mdfio_backend *be;
 	void *priv;
 	enum mdfio_phase phase;
@@ -351,6 +353,15 @@ int mdfio_phase_precheck(struct mdfio_job *j);
  * the root; commit then marks this rank as working in the status (creating
  * it for a precreate). Each prints one line and returns 1 on a refusal. */
 int mdfio_enter_phase(struct mdfio_job *j, unsigned int repeat);
+
+/* cache.c: drop_caches, lim_free_mem_phase and lim_free_mem. The check
+ * comes with the option checks in fio's main process, before any rank is
+ * reserved: 0, or 1 with one line. Prepare runs
+ * between the barriers before the phase (0, or 1 with one line); release
+ * at the job's end. */
+int mdfio_cache_check(const struct mdfio_options *eo);
+int mdfio_cache_prepare(struct mdfio_job *j, const struct mdfio_options *eo);
+void mdfio_cache_release(struct mdfio_job *j);
 int mdfio_commit_phase(struct mdfio_job *j);
 int mdfio_leave_phase(struct mdfio_job *j, int complete);
 /* A create of this rank found the name index of dataset (rank, d) taken:

@@ -98,6 +98,10 @@ MDFIO_U32_OPT(cb_join_timeout, "join_timeout", struct mdfio_options, join_timeou
 MDFIO_U32_OPT(cb_stonewall_timer, "stonewall_timer", struct mdfio_options, stonewall_timer, 0, UINT32_MAX)
 MDFIO_U32_OPT(cb_stonewall_wear_out, "stonewall_wear_out", struct mdfio_options, stonewall_wear_out, 0, 1)
 U64_OPT(cb_precreate, "precreate_per_set", precreate, 1, (uint64_t)1 << 40)
+/* 2^44 units of 1000 KiB: beyond any machine's memory, far from overflow */
+U64_OPT(cb_lim_free_mem, "lim_free_mem", lim_free_mem, 0, (uint64_t)1 << 44)
+U64_OPT(cb_lim_free_mem_phase, "lim_free_mem_phase", lim_free_mem_phase, 0, (uint64_t)1 << 44)
+MDFIO_U32_OPT(cb_drop_caches, "drop_caches", struct mdfio_options, drop_caches, 0, 1)
 U64_OPT(cb_steps, "steps_per_set", steps, 1, (uint64_t)1 << 40)
 /* start_index is also checked against the namespace by every phase after a
  * precreate, so whether the user gave it matters ("|0" is the jobfile's
@@ -298,5 +302,11 @@ const struct fio_option mdfio_core_options[] = {
 	    "md-workbench --run-info-file: written with the FIFO position after a precreate or benchmark, read to adopt a namespace md-workbench made (value|default; empty: none)"),
 	MDFIO_OPT("ignore_precreate_errors", cb_ignore_precreate_errors, "0",
 	    "md-workbench --ignore-precreate-errors: 1 counts a failed create of a precreate or benchmark and goes on; 0 ends the run at the first"),
+	MDFIO_OPT("lim_free_mem", cb_lim_free_mem, "0",
+	    "md-real-io --lim-free-mem: before the phase, take memory until MemFree+Cached+Buffers (or the memory cgroup's headroom) is at most this many units of 1000 KiB, and hold it through the phase (0: off)"),
+	MDFIO_OPT("lim_free_mem_phase", cb_lim_free_mem_phase, "0",
+	    "md-real-io --lim-free-mem-phase: the same, but the memory is given back before the phase starts: the page cache is evicted down to this, untimed (0: off)"),
+	MDFIO_OPT("drop_caches", cb_drop_caches, "0",
+	    "1: before the phase, write back and drop the page cache, dentries and inodes (root only; untimed)"),
 	{ .name = NULL },
 };

@@ -489,7 +489,8 @@ class Run:
                 "ranks": self.ranks, "offset": sec.int_opt("rank_offset"), "obj-per-proc": self.i,
                 "precreate-per-set": self.p, "data-sets": self.d, "object-size": self.s,
                 "iterations": self.repeats, "start-item": sec.int_opt("start_index"),
-                "read-only": sec.int_opt("read_only"), "verify-read": sec.int_opt("verify_read")}
+                "read-only": sec.int_opt("read_only"), "verify-read": sec.int_opt("verify_read"),
+                "lim-free-mem": sec.int_opt("lim_free_mem"), "lim-free-mem-phase": sec.int_opt("lim_free_mem_phase")}
 
 
 def load_run(paths: Iterable[str | os.PathLike[str]]) -> Run:

@@ -28,7 +28,8 @@ DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "100
             "rank_offset": "1", "start_index": "0", "read_only": "0", "verify_read": "0",
             "repeat": "1", "repeats": "1", "random_seed": "0", "data_packet_type": "t", "stonewall_timer": "0",
             "stonewall_wear_out": "0", "waiting_factor": "0", "adaptive_waiting": "0", "latency_all": "0",
-            "ignore_precreate_errors": "0", "verbose": "0"}
+            "ignore_precreate_errors": "0", "verbose": "0", "lim_free_mem": "0", "lim_free_mem_phase": "0",
+            "drop_caches": "0"}
 # fio's counters are unsigned 64-bit; larger is not a real run
 COUNTER_MAX = 2 ** 63
 # the most ranks a run has (engines/lib/world.h, MDFIO_MAX_RANKS)
@@ -40,7 +41,8 @@ OPTION_RANGE = {"datasets": (1, 2**32 - 1), "precreate_per_set": (1, COUNTER_MAX
                 "steps_per_set": (1, COUNTER_MAX - 1), "rank_offset": (0, 2**32 - 1), "read_only": (0, 1),
                 "verify_read": (0, 1), "repeat": (1, 2**32 - 1), "repeats": (1, 2**32 - 1),
                 "numjobs": (1, MAX_RANKS), "iodepth": (1, 2**32 - 1), "verbose": (0, 2), "adaptive_waiting": (0, 1),
-                "stonewall_timer": (0, 2**32 - 1), "stonewall_wear_out": (0, 1)}
+                "stonewall_timer": (0, 2**32 - 1), "stonewall_wear_out": (0, 1), "lim_free_mem": (0, 2**44),
+                "lim_free_mem_phase": (0, 2**44), "drop_caches": (0, 1)}
 # fio's spellings of a boolean option (parse.c, check_str_bool)
 BOOL = {"1": True, "yes": True, "on": True, "true": True, "0": False, "no": False, "off": False, "false": False}
 # the job description the engine gives every rank (engines/core/run.c), before

@@ -276,7 +276,8 @@ def render_md_real_io(run: Run, opts: argparse.Namespace, era: int) -> list[str]
     p = run.params()
     lines += [f"\t{k}={p[k]}" for k in ("offset", "interface", "obj-per-proc", "precreate-per-set",
                                          "data-sets")]
-    lines += ["\tlim-free-mem=0", "\tlim-free-mem-phase=0", f"\tobject-size={run.s}",
+    lines += [f"\tlim-free-mem={p['lim-free-mem']}", f"\tlim-free-mem-phase={p['lim-free-mem-phase']}",
+              f"\tobject-size={run.s}",
               f"\titerations={run.repeats}", f"\tstart-index={p['start-item']}"]
     present = {f.phase for f in run.entries}
     lines += [f"\trun-{ph}" for ph in ("precreate", "benchmark", "cleanup") if ph in present]
