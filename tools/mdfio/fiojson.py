@@ -282,6 +282,14 @@ def read_bounded(f: BinaryIO, name: str) -> str:
 
 def load(path: str | os.PathLike[str]) -> tuple[Document, str]:
     """(the last JSON document of fio's output file, or of stdin for '-'; its name)."""
+    text, name = read_input(path)
+    return read_documents(text, name)[-1], name
+
+
+def read_input(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """(the text of fio's output file, or of stdin for '-'; its name):
+    what load() reads, for a caller that keeps the text as it is (the
+    history database, mdfio.history)."""
     name = "<stdin>" if path == "-" else str(path)
     # bytes that are not UTF-8 (fio writes strings as they are) stand in
     # for a character each: a file of binary junk is not JSON, not a traceback
@@ -298,7 +306,7 @@ def load(path: str | os.PathLike[str]) -> tuple[Document, str]:
             raise BadInput(f"{name}: cannot read it: {e.strerror}") from None
     if not text.strip():
         raise BadInput(f"{name}: is empty, expected fio's JSON output")
-    return read_documents(text, name)[-1], name
+    return text, name
 
 
 class Reader:

@@ -3,6 +3,7 @@
     mdfio-report [--process-reports] [-q] [--print-detailed-stats]
                  [--format F | --json | --csv] [FILE...|-]
     mdfio-report --follow [--timeout S] [...] [FILE|-]
+    mdfio-report --record DB [--label TEXT] [--config NAME] [...] [FILE...|-]
 
 Formats: md-workbench (default, IOR's current md-workbench), md-workbench-2020
 (IOR's md-workbench of November 2020, with its options as lines),
@@ -22,6 +23,9 @@ live line while one runs, then the report (mdfio.follow).
 A phase (or benchmark repeat) that not every rank of the run completed
 (a host died, a rank failed) has a line saying which ranks and hosts and
 why, and no figures (records: status, reason).
+With --record DB it also keeps the run in a history database
+(mdfio.history, docs/reports.md "History database"), unless the run did
+not complete or had errors.
 Exit status: 0, 1 when the run reported errors or a phase did not complete
 on every rank, 2 when the input cannot be used (one line on stderr).
 """
@@ -33,6 +37,7 @@ import datetime
 import io
 import json
 import math
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +46,7 @@ from .cli import ArgumentParser, positive_seconds
 from .fiojson import BadInput, error_line
 from .figures import FIELDS, PhaseFigures, PhaseMark, Run, load_run
 from .follow import follow
+from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as, run_of
 
 
 def local_time(epoch: float) -> str:
@@ -349,6 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "process writes it, stdin until its end")
     ap.add_argument("--timeout", type=positive_seconds, metavar="S",
                     help="with --follow: give up after S seconds with nothing new from fio (default 60)")
+    ap.add_argument("--record", metavar="DB",
+                    help="also keep the run in the history database DB (SQLite, made if missing): its JSON, "
+                         "parameters, environment and figures; a run with errors or a phase not completed is "
+                         "refused")
+    ap.add_argument("--label", metavar="TEXT", help="with --record: the run's label (a note, not compared)")
+    ap.add_argument("--config", metavar="NAME",
+                    help="with --record: the name of the configuration, part of what makes runs comparable")
     args = ap.parse_args(argv)
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
@@ -364,19 +377,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.timeout = 60.0 if args.timeout is None else args.timeout
     elif args.timeout is not None:
         ap.error("--timeout: expected with --follow")
+    for flag, given in (("--label", args.label), ("--config", args.config)):
+        if given is not None and args.record is None:
+            ap.error(f"{flag}: expected with --record")
+    if args.record is not None and args.follow:
+        ap.error("--record: not with --follow (record the file fio wrote once the run has ended)")
     notes = []
+    db = outputs = None
     try:
+        # the database first: one that cannot be used is refused before
+        # anything is printed
+        if args.record is not None:
+            db = open_db(args.record)
         if args.follow:
             run, notes = follow(files[0], args, phase_block, sys.stdout)
+        elif db is not None:
+            outputs = read_outputs(files)
+            run = run_of(outputs)
         else:
             run = load_run(files)
         lines = RENDER[args.format](run, args)
     except BadInput as e:
         print(error_line("mdfio-report", e), file=sys.stderr)
         return 2
+    except HistoryError as e:
+        print(f"mdfio-report: --record {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         # Ctrl-C while following: the live line is gone, no traceback
         return 130
+    # recorded before the report is printed: a reader that closes the
+    # pipe early (| head) ends the tool at its next write
+    recorded = why = None
+    if db is not None and outputs is not None:
+        try:
+            earlier = recorded_as(db, outputs)
+            why = not_recordable(run) or (f"already recorded as run {earlier}" if earlier is not None else None)
+            if why is None:
+                recorded = record(db, run, outputs, label=args.label, config_name=args.config)
+        except (HistoryError, sqlite3.Error) as e:
+            print(f"mdfio-report: --record {args.record}: {e}", file=sys.stderr)
+            return 2
+        finally:
+            db.close()
     print("\n".join(lines))
     for note in notes:
         print(f"mdfio-report: {note}", file=sys.stderr)
@@ -387,4 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mdfio-report: {run.name}: {run.refused()}", file=sys.stderr)
     if run.marks:
         print(f"mdfio-report: {run.name}: {run.not_completed()}", file=sys.stderr)
+    if recorded is not None:
+        print(f"mdfio-report: recorded run {recorded} in {args.record}", file=sys.stderr)
+    elif db is not None:
+        print(f"mdfio-report: --record {args.record}: {run.name}: not recorded: {why}", file=sys.stderr)
     return 1 if run.errors or run.marks else 0
