@@ -39,11 +39,12 @@ def test_layout(prefix):
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio")] + \
-             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "share/mdfio/md-workbench.fio",
+             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare",
+              "share/mdfio/md-workbench.fio",
               "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
         assert f in files, files
     tools = sorted(f.split("/", 1)[1] for f in files if f.startswith("bin/"))
-    assert tools == ["mdfio-jobfile", "mdfio-plot", "mdfio-report"], tools
+    assert tools == ["mdfio-compare", "mdfio-jobfile", "mdfio-plot", "mdfio-report"], tools
     for tool in tools:
         assert os.access(prefix / "bin" / tool, os.X_OK)
         # every tool has its man page
@@ -105,7 +106,7 @@ def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
 
 def test_pip_install_in_a_fresh_venv(tmp_path):
     """pip install . in a fresh venv, as a user does it (pip fetches its
-    build backend, setuptools, from PyPI), gives the package and the three
+    build backend, setuptools, from PyPI), gives the package and the four
     commands, which work from elsewhere on a real run's JSON; its version
     is meson's."""
     meta = tomllib.loads((SOURCE_ROOT / "pyproject.toml").read_text())
@@ -150,3 +151,10 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     plot = subprocess.run([str(venv / "bin" / "mdfio-plot"), "--help"], cwd=cwd, env=env, capture_output=True,
                           text=True)
     assert plot.returncode == 0 and "usage: mdfio-plot" in plot.stdout, plot.stderr
+    # the report records the run, and the comparison reads it
+    recorded = subprocess.run([str(venv / "bin" / "mdfio-report"), "--record", "h.db", "run.json"], cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=60)
+    assert recorded.returncode == 0 and "recorded run 1" in recorded.stderr, recorded.stderr
+    compared = subprocess.run([str(venv / "bin" / "mdfio-compare"), "h.db"], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=60)
+    assert compared.returncode == 0 and "too little history (0 runs, needs 5)" in compared.stdout, compared.stderr

@@ -65,3 +65,8 @@ def plot_command() -> NoReturn:
 def jobfile_command() -> NoReturn:
     from mdfio.jobfile import main
     run_as_command(main)
+
+
+def compare_command() -> NoReturn:
+    from mdfio.compare import main
+    run_as_command(main)
