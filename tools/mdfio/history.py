@@ -304,6 +304,10 @@ def configuration(run: Run, fs_type: str, config_name: str | None) -> dict[str, 
             "stonewall_timer": max(x.int_opt("stonewall_timer") for x in run.sections),
             "stonewall_wear_out": any(x.bool_opt("stonewall_wear_out") for x in run.sections),
             "waiting": "adaptive" if adaptive else factor or "0",
+            # what the page cache may hold changes what a phase reads from the device
+            "lim_free_mem": max(x.int_opt("lim_free_mem") for x in run.sections),
+            "lim_free_mem_phase": max(x.int_opt("lim_free_mem_phase") for x in run.sections),
+            "drop_caches": any(x.bool_opt("drop_caches") for x in run.sections),
             "phases": sorted({x.phase for x in run.sections}),
             "fs_type": fs_type, "config": config_name}
 
