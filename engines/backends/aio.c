@@ -245,6 +245,7 @@ static const struct mdfio_backend libaio_backend = {
 	.init = libaio_setup_ctx,
 	.exit = libaio_exit,
 	.direct = 1,
+	.store = &mdfio_dir_store,
 };
 
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);

@@ -103,6 +103,7 @@ static const struct mdfio_backend null_backend = {
 	.init = null_init,
 	.exit = null_exit,
 	.no_objects = 1,
+	.store = &mdfio_dir_store,
 };
 
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);

@@ -15,6 +15,7 @@ static const struct mdfio_backend posix_backend = {
 	.name = "mdfio-posix",
 	.start = posix_start,
 	.sync = 1,
+	.store = &mdfio_dir_store,
 };
 
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);

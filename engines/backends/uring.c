@@ -756,6 +756,7 @@ static const struct mdfio_backend uring_backend = {
 	.ends_in_start = uring_ends_in_start,
 	.options = uring_options,
 	.option_struct_size = sizeof(struct uring_options),
+	.store = &mdfio_dir_store,
 };
 
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);

@@ -23,6 +23,18 @@ mdfio_count_error(struct mdfio_op_errors *c, int err, const char *dir, const cha
 	}
 }
 
+/* The dataset's path is made here, off the hot path, from its name. */
+void __attribute__((cold, noinline))
+mdfio_op_failed(struct mdfio_job *j, enum mdfio_op op, int err, const char *dataset,
+		const char *name)
+{
+	const char *dir = dataset - j->dset_name_at;
+
+	mdfio_count_error(&j->op[op], err, dir, name);
+	if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
+		mdfio_create_failed(j, err, dir, name);
+}
+
 const char *mdfio_err_text(int err)
 {
 #define NOT_OBJECT ", not an object (mdfio makes each a regular file of one link): left as it is"
@@ -51,9 +63,9 @@ const char *mdfio_err_text(int err)
 
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *dir, const char *name)
+		      const char *dataset, const char *name)
 {
-	account_op(td, j, op, start, end, err, dir, name);
+	account_op(td, j, op, start, end, err, dataset, name);
 }
 
 uint64_t mdfio_report_errors(struct mdfio_job *j)

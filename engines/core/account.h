@@ -22,10 +22,14 @@ static const enum fio_ddir op_ddir[MDFIO_OP_NR] = {
 /* The first error of an operation, kept for the report (account.c). */
 void mdfio_count_error(struct mdfio_op_errors *c, int err, const char *dir,
 		       const char *name) __attribute__((cold));
+/* A failed operation on object name of the dataset named dataset in the
+ * store: its count, and a create's stop of the run. */
+void mdfio_op_failed(struct mdfio_job *j, enum mdfio_op op, int err,
+		     const char *dataset, const char *name) __attribute__((cold));
 /* account_op for a caller outside the hot path (recover.c). */
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *dir, const char *name);
+		      const char *dataset, const char *name);
 /* What a request's err says: strerror, or what an object's name held
  * instead of an object (MDFIO_ERR_NOT_OBJECT). */
 const char *mdfio_err_text(int err);
@@ -37,7 +41,7 @@ uint64_t mdfio_report_errors(struct mdfio_job *j);
  * recover.c calls it through mdfio_account_op. */
 static inline __attribute__((always_inline)) void
 account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
-	   uint64_t start, uint64_t end, int err, const char *dir, const char *name)
+	   uint64_t start, uint64_t end, int err, const char *dataset, const char *name)
 {
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
@@ -55,9 +59,7 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	}
 	if (dd != DDIR_SYNC)
 		td->ts.drop_io_u[dd]++;
-	mdfio_count_error(&j->op[op], err, dir, name);
-	if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
-		mdfio_create_failed(j, err, dir, name);
+	mdfio_op_failed(j, op, err, dataset, name);
 }
 
 #endif

@@ -1,6 +1,7 @@
 /* The shared core of every mdfio engine: options, namespace, phases, FIFO
  * status, the md-workbench cycle and per-operation statistics. A backend
- * (posix.c, uring.c, aio.c) only performs the requests of one I/O interface.
+ * (posix.c, uring.c, aio.c) only performs the requests of one I/O interface,
+ * on the datasets of its store (struct mdfio_store).
  *
  * A unit (one create of a precreate, one benchmark step, one delete of a
  * cleanup) is a short sequence of requests. The core hands a backend each
@@ -39,9 +40,66 @@ struct mdfio_unit {
 	int result;
 	uint64_t st_size;
 	struct mdfio_unit *next_free;
-	const char *dir;	/* req's dataset as a path: for messages only */
 	char name[MDFIO_OBJECT_NAME_MAX];	/* req.name points here */
 };
+
+/* Where a backend's datasets and objects live: its namespace, or store (as
+ * IOR's aiori has mkdir, rmdir and stat beside its I/O). The core makes,
+ * probes, opens, removes and lists datasets only through it, and names a
+ * request's object by the dataset's handle (req.dfd), the dataset's single
+ * name (req.dataset, "<rank>_<d>") and the object's (req.name).
+ *
+ * The store holds the datasets and objects only. A run's coordination,
+ * the status file, the rank file and their lock, lives in the directory
+ * directory= names, which every host of a run shares, whatever the store
+ * (docs/design.md, "Where a run's coordination lives"). Errors are errno
+ * values; the core says what they mean, in one line. */
+struct mdfio_store {
+	/* the datasets are directories in the root (directory=), each held
+	 * open for a phase; 0: they live where the backend's own options say,
+	 * beside the root, and hold no descriptor */
+	int in_root;
+	/* Optional: opens the store for one rank, after the options are
+	 * known and before anything is probed. *state is what every function
+	 * below is handed, *where the path messages name its datasets under.
+	 * 0, or one line and 1. Without it, state points to the root's
+	 * descriptor (an int) and where is directory=. */
+	int (*open)(struct thread_data *td, int root_fd, void **state, const char **where);
+	void (*close)(void *state);
+	/* What the dataset name holds: an enum mdfio_probe, or minus an errno
+	 * value when the store cannot tell. For MDFIO_PROBE_OTHER, *what says
+	 * what it is in words after the dataset's path ("is not a
+	 * directory"). Follows no symlink. */
+	int (*probe)(void *state, const char *name, const char **what);
+	/* Makes dataset name (a precreate's); EEXIST if the name holds
+	 * anything. */
+	int (*make)(void *state, const char *name);
+	/* Opens dataset name for a phase into *handle (>= 0); ENOENT if it is
+	 * absent, another errno value if it is not a dataset (never followed
+	 * as a symlink). close_dataset ends it. */
+	int (*open_dataset)(void *state, const char *name, int *handle);
+	void (*close_dataset)(void *state, int handle);
+	/* Removes dataset name (a cleanup's, once its objects are deleted):
+	 * ENOTEMPTY if it still holds names, which stay. */
+	int (*remove)(void *state, const char *name);
+	/* A recovery's listing of the names in dataset name, open in handle,
+	 * NULL if it cannot be read; next returns them one by one (NULL at
+	 * the end), rewind starts over. listed_object says whether the name
+	 * next returned last is a regular file of one link, as every object
+	 * mdfio makes is: the core checks the name, index and status. */
+	void *(*list)(void *state, const char *name, int handle);
+	const char *(*next)(void *listing);
+	int (*listed_object)(void *listing, const char *name);
+	void (*rewind)(void *listing);
+	void (*list_close)(void *listing);
+	/* Deletes object name of the dataset (its handle and name) that a
+	 * listing found: a recovery's delete, outside the backend's queue. */
+	int (*unlink)(void *state, int handle, const char *dataset, const char *name);
+};
+
+/* Datasets as directories of the root (lib/dirstore.c): the store of every
+ * backend whose objects are files in them. */
+extern const struct mdfio_store mdfio_dir_store;
 
 /* One I/O interface: all an engine gives the core, which makes fio's
  * ioengine_ops from it and owns fio's queue, commit, getevents and event
@@ -82,6 +140,9 @@ struct mdfio_backend {
 	 * between io_us; once it says 0 it is not asked again. */
 	int (*ends_in_start)(void *priv);
 	int direct;		/* opens objects with O_DIRECT if direct=1 */
+	/* where its datasets and objects live (mdfio_dir_store: directories
+	 * of the root) */
+	const struct mdfio_store *store;
 	/* touches no object (mdfio-null): its namespaces hold none, so no
 	 * phase of any engine deletes a file in their datasets, and it
 	 * deletes none in a recovery */

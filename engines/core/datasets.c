@@ -1,6 +1,7 @@
-/* A job's datasets: their names, and the directory descriptors every object
- * operation of a phase goes through. A dataset is opened once per phase by
- * its single name in the root, never through a symlink, and objects are
+/* A job's datasets: their names, and the handles every object operation of
+ * a phase goes through, all through the backend's store (struct
+ * mdfio_store). In the directory store a dataset is opened once per phase
+ * by its single name in the root, never through a symlink, and objects are
  * single names in it. So nothing the engine touches lies outside the root,
  * whatever is renamed or replaced while it runs: a dataset swapped for a
  * symlink after it was opened changes nothing, the descriptor is still the
@@ -12,11 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "dirstore.h"
 #include "job.h"
 #include "namespace.h"
+
+const struct mdfio_store mdfio_dir_store = {
+	.in_root = 1,
+	.probe = mdfio_dirstore_probe,
+	.make = mdfio_dirstore_make,
+	.open_dataset = mdfio_dirstore_open,
+	.close_dataset = mdfio_dirstore_close,
+	.remove = mdfio_dirstore_remove,
+	.list = mdfio_dirstore_list,
+	.next = mdfio_dirstore_next,
+	.listed_object = mdfio_dirstore_listed_object,
+	.rewind = mdfio_dirstore_rewind,
+	.list_close = mdfio_dirstore_list_close,
+	.unlink = mdfio_dirstore_unlink,
+};
 
 /* Descriptors a job holds besides its datasets' (fio's own, the root, the
  * status and rank files, the logs, a ring), with room to spare. */
@@ -32,17 +47,35 @@ static unsigned int targets_used(const struct mdfio_job *j)
 	return mask;
 }
 
+int mdfio_store_open(struct thread_data *td, struct mdfio_job *j)
+{
+	void *state;
+
+	j->store = j->be->store;
+	if (!j->store->open) {
+		j->store_state = &j->root_fd;
+		j->store_where = j->root;
+		return 0;
+	}
+	if (j->store->open(td, j->root_fd, &state, &j->store_where))
+		return 1;
+	j->store_state = state;
+	return 0;
+}
+
 int mdfio_datasets_build(struct mdfio_job *j)
 {
 	/* each dataset path has room for an object's name after it, for the
 	 * messages that name an object */
-	size_t stride = MDFIO_OBJECT_PATH_MAX(strlen(j->root));
-	size_t root_len = strlen(j->root);
+	const char *where = j->store_where;
+	size_t stride = MDFIO_OBJECT_PATH_MAX(strlen(where));
+	size_t where_len = strlen(where);
 	struct mdfio_dataset *all;
 	uint32_t d, k;
 
 	if (stride > PATH_MAX)
-		return mdfio_error("directory=%s: path too long", j->root);
+		return j->store->in_root ? mdfio_error("directory=%s: path too long", where) :
+		       mdfio_error("%s: path too long", where);
 	all = calloc((size_t)j->datasets * MDFIO_TARGET_NR, sizeof(*all));
 	j->dset_paths = malloc((size_t)j->datasets * MDFIO_TARGET_NR * stride);
 	j->dsets[MDFIO_OWN] = all;
@@ -59,9 +92,10 @@ int mdfio_datasets_build(struct mdfio_job *j)
 		struct mdfio_dataset *ds = &all[k];
 
 		ds->path = j->dset_paths + (size_t)k * stride;
-		ds->len = mdfio_dataset_path(ds->path, stride, j->root, ds->rank,
+		ds->len = mdfio_dataset_path(ds->path, stride, where, ds->rank,
 					     k % j->datasets);
-		ds->name = ds->path + root_len + 1;
+		ds->name = ds->path + where_len + 1;
+		j->dset_name_at = where_len + 1;
 		ds->fd = -1;
 	}
 	return 0;
@@ -74,6 +108,9 @@ int mdfio_datasets_fd_limit(struct thread_data *td, struct mdfio_job *j)
 	uint64_t clones = td->o.use_thread ? j->per_host : 1, need;
 	struct rlimit rl;
 
+	/* a store beside the root holds no descriptor per dataset */
+	if (!j->store->in_root)
+		return 0;
 	for (; mask; mask &= mask - 1)
 		targets++;
 	need = (uint64_t)j->datasets * targets * clones + MDFIO_FD_SPARE;
@@ -95,26 +132,25 @@ int mdfio_datasets_fd_limit(struct thread_data *td, struct mdfio_job *j)
  * missing_ok, a dataset that does not exist is no error (fd stays -1). */
 static int open_one(struct mdfio_job *j, struct mdfio_dataset *ds, int missing_ok)
 {
-	struct stat sb;
-	const char *what;
-	int err;
+	const char *what, *other;
+	int err, kind;
 
-	ds->fd = openat(j->root_fd, ds->name,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (ds->fd >= 0) {
+	err = j->store->open_dataset(j->store_state, ds->name, &ds->fd);
+	if (!err) {
 		ds->fd_owner = 1;
 		return 0;
 	}
-	err = errno;
+	ds->fd = -1;
 	if (err == ENOENT && missing_ok)
 		return 0;
-	/* O_DIRECTORY reports a symlink as ENOTDIR: say what is there */
-	if (fstatat(j->root_fd, ds->name, &sb, AT_SYMLINK_NOFOLLOW))
-		what = errno == ENOENT ? "is missing" : NULL;
-	else if (S_ISLNK(sb.st_mode))
+	/* a directory's open reports a symlink as ENOTDIR: say what is there */
+	kind = j->store->probe(j->store_state, ds->name, &other);
+	if (kind == MDFIO_PROBE_ABSENT)
+		what = "is missing";
+	else if (kind == MDFIO_PROBE_SYMLINK)
 		what = "is a symlink, which mdfio never follows";
-	else if (!S_ISDIR(sb.st_mode))
-		what = "is not a directory";
+	else if (kind == MDFIO_PROBE_OTHER)
+		what = other;
 	else
 		what = NULL;
 	if (!what)
@@ -172,9 +208,9 @@ int mdfio_datasets_make(struct thread_data *td, struct mdfio_job *j)
 	for (d = 0; d < j->datasets; d++) {
 		struct mdfio_dataset *ds = &j->dsets[MDFIO_OWN][d];
 
-		if (mkdirat(j->root_fd, ds->name, 0775)) {
-			int err = errno;
+		int err = j->store->make(j->store_state, ds->name);
 
+		if (err) {
 			count_dataset_error(td, j, DDIR_WRITE, err);
 			mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
 				    j->rank, ds->path, strerror(err));
@@ -197,7 +233,7 @@ void mdfio_remove_dataset(struct thread_data *td, struct mdfio_job *j,
 			  uint32_t d)
 {
 	const struct mdfio_dataset *ds = &j->dsets[MDFIO_OWN][d];
-	int err = unlinkat(j->root_fd, ds->name, AT_REMOVEDIR) ? errno : 0;
+	int err = j->store->remove(j->store_state, ds->name);
 
 	if (!err || (err == ENOENT && j->recover)) {
 		j->dsets_done++;
@@ -215,7 +251,7 @@ void mdfio_datasets_free(struct mdfio_job *j)
 
 	for (k = 0; j->dsets[MDFIO_OWN] && k < j->datasets * MDFIO_TARGET_NR; k++)
 		if (j->dsets[MDFIO_OWN][k].fd_owner)
-			close(j->dsets[MDFIO_OWN][k].fd);
+			j->store->close_dataset(j->store_state, j->dsets[MDFIO_OWN][k].fd);
 	free(j->dset_paths);
 	free(j->dsets[MDFIO_OWN]);
 	j->dset_paths = NULL;

@@ -112,7 +112,8 @@ static int prepare_rank(struct thread_data *td, struct mdfio_job *j)
 {
 	const struct mdfio_options *eo = td->eo;
 
-	if (mdfio_datasets_build(j) || mdfio_datasets_fd_limit(td, j))
+	if (mdfio_store_open(td, j) || mdfio_datasets_build(j) ||
+	    mdfio_datasets_fd_limit(td, j))
 		return 1;
 	if (mdfio_pattern_init(&j->pattern, eo->data_pattern, eo->packet_type,
 			       eo->random_seed, j->datasets, j->size))
@@ -365,8 +366,8 @@ static void engine_cleanup(struct thread_data *td)
 	if (j->be && j->be->exit && j->priv)
 		j->be->exit(j->priv);
 	mdfio_cache_release(j);
-	if (j->rec_dir)
-		closedir(j->rec_dir);
+	if (j->rec_list)
+		j->store->list_close(j->rec_list);
 	/* a rank that stopped the run may have ended its last units after
 	 * the failed create */
 	complete = j->units && j->finished == j->units && !j->halted;
@@ -407,6 +408,8 @@ static void engine_cleanup(struct thread_data *td)
 	if ((mdfio_report_errors(j) || (j->entered && !complete) || j->late_error) && !td->error)
 		td_verror(td, EIO, "mdfio");
 	mdfio_datasets_free(j);
+	if (j->store_state && j->store->close)
+		j->store->close(j->store_state);
 	free(j->taken);
 	mdfio_pattern_free(&j->pattern);
 	free(j->unit);

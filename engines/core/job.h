@@ -77,10 +77,10 @@ struct mdfio_op_errors {
 };
 
 struct mdfio_dataset {
-	char *path;		/* "<root>/<rank>_<d>": for messages */
-	const char *name;	/* "<rank>_<d>": its name in the root */
+	char *path;		/* "<root>/<rank>_<d>" (the store's where): for messages */
+	const char *name;	/* "<rank>_<d>": its name in the store */
 	size_t len;
-	int fd;			/* open for the phase, or -1 */
+	int fd;			/* open for the phase (the store's handle), or -1 */
 	int fd_owner;		/* fd is this entry's to close (not a copy) */
 	uint32_t rank;
 	uint64_t objects_left;	/* cleanup: objects not yet deleted */
@@ -118,6 +118,11 @@ struct mdfio_job {
 	char run_id[64];		/* the run_id= option's value */
 	uint32_t per_host;	/* ranks of one fio job: numjobs */
 	int root_fd;		/* the root, which holds the rank file */
+	/* the backend's store, open (store_state: what its functions are
+	 * handed; NULL before) and the path its datasets are named under */
+	const struct mdfio_store *store;
+	void *store_state;
+	const char *store_where;
 	struct mdfio_rankfile rankfile;
 	/* units of the phase: handed out, finished */
 	uint64_t units, next, finished;
@@ -125,6 +130,9 @@ struct mdfio_job {
 	 * names only its object, in the dataset's descriptor) */
 	struct mdfio_dataset *dsets[MDFIO_TARGET_NR];
 	char *dset_paths;
+	/* a dataset's path is its name in the store preceded by this many
+	 * bytes: the store's where and a '/' */
+	size_t dset_name_at;
 	char path[PATH_MAX];
 	struct mdfio_pattern pattern;	/* what objects hold */
 	/* units in flight: at most iodepth */
@@ -186,8 +194,8 @@ struct mdfio_job {
 	uint64_t rec_lo, rec_hi;
 	int rec_old;
 	uint32_t rec_d;
-	DIR *rec_dir;
-	uint64_t rec_found;	/* objects found in this pass over rec_dir */
+	void *rec_list;		/* the store's listing of dataset rec_d */
+	uint64_t rec_found;	/* objects found in this pass over rec_list */
 	char rec_name[MDFIO_OBJECT_NAME_MAX];	/* the object found last */
 	/* the status's taken names (objects whose create found the name
 	 * taken: files mdfio did not make), as the phase found them: no unit
@@ -381,7 +389,19 @@ uint64_t mdfio_count_objects(struct mdfio_job *j);
 void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 		       struct io_u *io_u);
 
-/* datasets.c: names, and the descriptors a phase's objects are found in */
+/* The path of u's dataset, for messages: before its name (req.dataset),
+ * which the hot path sets alone. */
+static inline const char *mdfio_unit_dir(const struct mdfio_job *j,
+					 const struct mdfio_unit *u)
+{
+	return u->req.dataset - j->dset_name_at;
+}
+
+/* datasets.c: the store, names, and the handles a phase's objects are
+ * found in */
+/* Opens the backend's store (struct mdfio_store) into j->store_state: 0,
+ * or one line and 1. */
+int mdfio_store_open(struct thread_data *td, struct mdfio_job *j);
 int mdfio_datasets_build(struct mdfio_job *j);
 /* Refuses (one line) datasets= beyond what the open-file limit allows,
  * after raising its soft limit to the hard one if that is needed. */

@@ -13,19 +13,19 @@
 #include "job.h"
 #include "namespace.h"
 
-/* Returns 0 if no dataset name of any rank exists yet (as anything: a
- * symlink too), else writes the first existing path into p. */
+/* Returns 0 if no dataset name of any rank exists yet in the store (as
+ * anything: a symlink too), else writes the first existing path into p. */
 static int namespace_clear(struct mdfio_job *j, char *p, size_t len)
 {
 	char name[MDFIO_DATASET_NAME_MAX];
-	struct stat sb;
+	const char *what;
 	uint32_t r, d;
 
 	for (r = 0; r < j->ranks; r++) {
 		for (d = 0; d < j->datasets; d++) {
 			mdfio_dataset_name(name, r, d);
-			if (!fstatat(j->root_fd, name, &sb, AT_SYMLINK_NOFOLLOW) || errno != ENOENT) {
-				mdfio_dataset_path(p, len, j->root, r, d);
+			if (j->store->probe(j->store_state, name, &what) != MDFIO_PROBE_ABSENT) {
+				mdfio_dataset_path(p, len, j->store_where, r, d);
 				return 1;
 			}
 		}
@@ -69,7 +69,6 @@ static int fill_status(struct mdfio_job *j, struct mdfio_status *st)
 static int adoptable(struct mdfio_job *j)
 {
 	char name[MDFIO_DATASET_NAME_MAX];
-	struct stat sb;
 	uint32_t r, d;
 
 	if (j->ro_root)
@@ -78,17 +77,19 @@ static int adoptable(struct mdfio_job *j)
 	for (r = 0; r < j->ranks; r++) {
 		for (d = 0; d < j->datasets; d++) {
 			const char *what = NULL;
+			int kind;
 
 			mdfio_dataset_name(name, r, d);
-			if (fstatat(j->root_fd, name, &sb, AT_SYMLINK_NOFOLLOW))
-				what = errno == ENOENT ? "is missing" : strerror(errno);
-			else if (S_ISLNK(sb.st_mode))
+			kind = j->store->probe(j->store_state, name, &what);
+			if (kind < 0)
+				what = strerror(-kind);
+			else if (kind == MDFIO_PROBE_ABSENT)
+				what = "is missing";
+			else if (kind == MDFIO_PROBE_SYMLINK)
 				what = "is a symlink";
-			else if (!S_ISDIR(sb.st_mode))
-				what = "is not a directory";
-			if (!what)
+			else if (kind == MDFIO_PROBE_DATASET)
 				continue;
-			mdfio_dataset_path(j->path, sizeof(j->path), j->root, r, d);
+			mdfio_dataset_path(j->path, sizeof(j->path), j->store_where, r, d);
 			return mdfio_error("run_info_file=%s: cannot adopt md-workbench's namespace: dataset %s %s (nothing was touched)",
 					   j->run_info, j->path, what);
 		}

@@ -42,24 +42,24 @@ void mdfio_trace_op(const struct mdfio_job *j, const struct mdfio_unit *u, int e
 	switch (r->op) {
 	case MDFIO_OP_STAT:
 		if (v >= 2)
-			mdfio_trace(j, "%" PRIu32 ": stat %s/%s (%d)", j->rank, u->dir, r->name, err ? -1 : 0);
+			mdfio_trace(j, "%" PRIu32 ": stat %s/%s (%d)", j->rank, mdfio_unit_dir(j, u), r->name, err ? -1 : 0);
 		if (err)
-			mdfio_trace(j, "ERROR: %" PRIu32 ": Error while stating the obj: %s/%s", j->rank, u->dir, r->name);
+			mdfio_trace(j, "ERROR: %" PRIu32 ": Error while stating the obj: %s/%s", j->rank, mdfio_unit_dir(j, u), r->name);
 		else if (v >= 2)	/* md-workbench says so before it reads */
-			mdfio_trace(j, "%" PRIu32 ": read %s/%s pretend: %" PRIu32, j->rank, u->dir, r->name, peer);
+			mdfio_trace(j, "%" PRIu32 ": read %s/%s pretend: %" PRIu32, j->rank, mdfio_unit_dir(j, u), r->name, peer);
 		break;
 	case MDFIO_OP_READ:
 		/* md-workbench counts a failed verify without a line */
 		if (err && err != EBADMSG)
-			mdfio_trace(j, "WARNING: %" PRIu32 ": Error while reading the obj: %s/%s", j->rank, u->dir, r->name);
+			mdfio_trace(j, "WARNING: %" PRIu32 ": Error while reading the obj: %s/%s", j->rank, mdfio_unit_dir(j, u), r->name);
 		break;
 	case MDFIO_OP_DELETE:
 		if (v >= 2)
-			mdfio_trace(j, "%" PRIu32 ": delete %s/%s", j->rank, u->dir, r->name);
+			mdfio_trace(j, "%" PRIu32 ": delete %s/%s", j->rank, mdfio_unit_dir(j, u), r->name);
 		break;
 	case MDFIO_OP_CREATE:
 		if (err)
-			mdfio_trace(j, "ERROR: %" PRIu32 ": Error while creating the obj: %s/%s", j->rank, u->dir, r->name);
+			mdfio_trace(j, "ERROR: %" PRIu32 ": Error while creating the obj: %s/%s", j->rank, mdfio_unit_dir(j, u), r->name);
 		if (v < 2)
 			break;
 		/* md-workbench's precreate names its rank's last dataset (the
@@ -67,9 +67,9 @@ void mdfio_trace_op(const struct mdfio_job *j, const struct mdfio_unit *u, int e
 		 * benchmark the stat's result, 0 when it gets to a create */
 		if (j->phase == MDFIO_PRECREATE)
 			mdfio_trace(j, "%" PRIu32 ": write %s:%s/%s (0) pretend: %" PRIu32, j->rank,
-			      j->dsets[MDFIO_OWN][j->datasets - 1].path, u->dir, r->name, j->rank);
+			      j->dsets[MDFIO_OWN][j->datasets - 1].path, mdfio_unit_dir(j, u), r->name, j->rank);
 		else
-			mdfio_trace(j, "%" PRIu32 ": write %s/%s (0) pretend: %" PRIu32, j->rank, u->dir,
+			mdfio_trace(j, "%" PRIu32 ": write %s/%s (0) pretend: %" PRIu32, j->rank, mdfio_unit_dir(j, u),
 			      r->name, peer);
 		break;
 	default:

@@ -36,7 +36,7 @@ name_taken(struct mdfio_job *j, const struct mdfio_unit *u)
 		return;
 	j->halted = 1;
 	mdfio_error("rank %" PRIu32 " %s: %s/%s is not mdfio's, and the status cannot say so; the run stops here",
-		    j->rank, mdfio_phase_name(j->phase), u->dir, u->req.name);
+		    j->rank, mdfio_phase_name(j->phase), mdfio_unit_dir(j, u), u->req.name);
 	mdfio_stop_run(j);
 }
 
@@ -61,7 +61,7 @@ static void aim(struct mdfio_job *j, struct mdfio_unit *u,
 	uint64_t idx = u->idx + (st->ahead ? j->precreate : 0);
 
 	u->req.dfd = ds->fd;
-	u->dir = ds->path;
+	u->req.dataset = ds->name;
 	mdfio_object_name(u->name, idx);
 	if (st->op == MDFIO_OP_CREATE)
 		mdfio_pattern_write(&j->pattern, u->wbuf, &u->wbuf_holds, ds->rank, u->d, idx);
@@ -103,7 +103,7 @@ unit_on_taken(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u)
 		return 0;
 	if (!j->taken_left++)
 		mdfio_notice("rank %" PRIu32 " %s: %s/%s is not mdfio's (a create found its name taken), so it is left alone: a %s error",
-			     j->rank, mdfio_phase_name(j->phase), u->dir, u->req.name, mdfio_op_names[st->op]);
+			     j->rank, mdfio_phase_name(j->phase), mdfio_unit_dir(j, u), u->req.name, mdfio_op_names[st->op]);
 	u->req.t0 = mdfio_now();
 	u->req.err = EEXIST;
 	return !unit_next(td, j, u, u->req.t0);
@@ -191,7 +191,7 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 		err = EBADMSG;
 	if (__builtin_expect(err == EEXIST, 0) && r->op == MDFIO_OP_CREATE)
 		name_taken(j, u);
-	account_op(td, j, r->op, r->t0, end_ns, err, u->dir, r->name);
+	account_op(td, j, r->op, r->t0, end_ns, err, r->dataset, r->name);
 	if (__builtin_expect(j->slow, 0))
 		after_op(j, u, end_ns - r->t0, err);
 	/* the io_u fails with the operation that carries the phase's count;

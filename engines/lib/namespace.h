@@ -54,6 +54,12 @@ size_t mdfio_dataset_path(char *buf, size_t len, const char *root,
  * Returns the total length, or 0 if it does not fit. */
 size_t mdfio_object_path(char *buf, size_t len, size_t dlen, uint64_t index);
 
+/* What a dataset's name holds in a store (struct mdfio_store's probe):
+ * nothing, a dataset, a symlink (which mdfio never follows), or something
+ * else that is not a dataset. */
+enum mdfio_probe { MDFIO_PROBE_ABSENT, MDFIO_PROBE_DATASET, MDFIO_PROBE_SYMLINK,
+		   MDFIO_PROBE_OTHER };
+
 /* If name is "file-<digits>" (no leading zeros, fits in 63 bits), stores the
  * index and returns 1; else 0. Recognises objects when reading a directory. */
 int mdfio_parse_object_name(const char *name, uint64_t *index);

@@ -16,8 +16,12 @@ struct mdfio_req {
 	enum mdfio_op op;
 	/* the object: a single name ("file-<i>") in its dataset's directory,
 	 * which is open for the phase; every call on it is relative to dfd
-	 * and follows no symlink, so it stays beneath the root */
+	 * and follows no symlink, so it stays beneath the root. A store whose
+	 * datasets are not directories names the object by the dataset's
+	 * single name ("<rank>_<d>") and the object's; dfd is then the
+	 * handle that store gave the dataset. */
 	int dfd;
+	const char *dataset;
 	const char *name;
 	void *buf;		/* read: where to; create: the object's bytes */
 	size_t size;
