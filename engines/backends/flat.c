@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "dirstore.h"
 #include "sysio.h"
 
 #define FLAT_SEP '@'
@@ -122,23 +123,29 @@ static int flat_make(void *state, const char *name)
 	return mdfio_sys_close(fd);
 }
 
+/* 0 if name is a dataset of the store, else the errno value a directory
+ * store gives for what is there: ENOENT, ENOTDIR, or the probe's own. */
+static int dataset_there(void *state, const char *name)
+{
+	const char *what;
+	int kind = flat_probe(state, name, &what);
+
+	if (kind < 0)
+		return -kind;
+	if (kind == MDFIO_PROBE_ABSENT)
+		return ENOENT;
+	return kind == MDFIO_PROBE_DATASET ? 0 : ENOTDIR;
+}
+
 /* A dataset's handle is the store's descriptor: its objects' keys are
  * relative to it. */
 static int flat_open_dataset(void *state, const char *name, int *handle)
 {
 	const struct flat_store *s = state;
-	const char *what;
-	int kind = flat_probe(state, name, &what);
+	int err = dataset_there(state, name);
 
-	*handle = -1;
-	if (kind < 0)
-		return -kind;
-	if (kind == MDFIO_PROBE_ABSENT)
-		return ENOENT;
-	if (kind != MDFIO_PROBE_DATASET)
-		return ENOTDIR;
-	*handle = s->fd;
-	return 0;
+	*handle = err ? -1 : s->fd;
+	return err;
 }
 
 static void flat_close_dataset(void *state, int handle)
@@ -149,22 +156,17 @@ static void flat_close_dataset(void *state, int handle)
 
 static void *flat_list(void *state, const char *name, int handle)
 {
-	struct flat_listing *l;
-	int fd;
+	struct flat_listing *l = calloc(1, sizeof(*l));
 
 	(void)state;
-	/* a descriptor of its own: its read position is this listing's */
-	fd = openat(handle, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	l = calloc(1, sizeof(*l));
 	if (l)
-		l->dir = fdopendir(fd);
-	if (!l || !l->dir) {
+		l->dir = mdfio_dirstore_opendir(handle);
+	if (l && !l->dir) {
 		free(l);
-		close(fd);
 		return NULL;
 	}
+	if (!l)
+		return NULL;
 	l->len = strlen(name);
 	memcpy(l->prefix, name, l->len);
 	l->prefix[l->len++] = FLAT_SEP;
@@ -212,16 +214,11 @@ static void flat_list_close(void *listing)
 static int flat_remove(void *state, const char *name)
 {
 	const struct flat_store *s = state;
-	const char *what;
 	struct flat_listing *l;
-	int kind = flat_probe(state, name, &what), left;
+	int err = dataset_there(state, name), left;
 
-	if (kind < 0)
-		return -kind;
-	if (kind == MDFIO_PROBE_ABSENT)
-		return ENOENT;
-	if (kind != MDFIO_PROBE_DATASET)
-		return ENOTDIR;
+	if (err)
+		return err;
 	l = flat_list(state, name, s->fd);
 	if (!l)
 		return errno ? errno : ENOMEM;

@@ -52,24 +52,29 @@ int mdfio_dirstore_remove(void *store, const char *name)
 	return unlinkat(*(const int *)store, name, AT_REMOVEDIR) ? errno : 0;
 }
 
-/* A descriptor of its own, not a dup: a dup would share the read position
- * with every listing before it. */
+DIR *mdfio_dirstore_opendir(int handle)
+{
+	int fd = openat(handle, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir;
+
+	if (fd < 0)
+		return NULL;
+	dir = fdopendir(fd);
+	if (!dir)
+		close(fd);
+	return dir;
+}
+
 void *mdfio_dirstore_list(void *store, const char *name, int handle)
 {
-	struct dir_listing *l;
-	int fd;
+	struct dir_listing *l = calloc(1, sizeof(*l));
 
 	(void)store;
 	(void)name;
-	fd = openat(handle, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	l = calloc(1, sizeof(*l));
 	if (l)
-		l->dir = fdopendir(fd);
-	if (!l || !l->dir) {
+		l->dir = mdfio_dirstore_opendir(handle);
+	if (l && !l->dir) {
 		free(l);
-		close(fd);
 		return NULL;
 	}
 	return l;

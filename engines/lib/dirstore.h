@@ -10,6 +10,8 @@
 #ifndef MDFIO_DIRSTORE_H
 #define MDFIO_DIRSTORE_H
 
+#include <dirent.h>
+
 #include "namespace.h"
 
 /* What name holds in the root (enum mdfio_probe), or minus an errno value
@@ -23,6 +25,10 @@ int mdfio_dirstore_open(void *store, const char *name, int *handle);
 void mdfio_dirstore_close(void *store, int handle);
 /* rmdir: 0 or an errno value (ENOTEMPTY: it holds names) */
 int mdfio_dirstore_remove(void *store, const char *name);
+/* The directory open in handle as a DIR of its own (not a dup, which would
+ * share its read position with every listing before it); NULL if it
+ * cannot be read. For any store that lists a directory. */
+DIR *mdfio_dirstore_opendir(int handle);
 /* A listing of the dataset open in handle, with a read position of its
  * own; NULL if it cannot be read. */
 void *mdfio_dirstore_list(void *store, const char *name, int handle);
