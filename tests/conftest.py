@@ -292,6 +292,26 @@ def old_status(text, version):
     return "\n".join(lines) + "\n"
 
 
+def loops_under(path):
+    """{loop device: its backing file} of the loop devices whose image is
+    under path (also an image removed since: the kernel still names it)."""
+    backing = {}
+    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            name = f.read_text().strip()
+        except OSError:
+            continue
+        if name.startswith(f"{path}/"):
+            backing[f"/dev/{f.parent.parent.name}"] = name
+    return backing
+
+
+def mounts_under(path):
+    """The mount points under path, from the kernel's mount table."""
+    with open("/proc/self/mounts") as f:
+        return [line.split()[1] for line in f if line.split()[1].startswith(f"{path}/")]
+
+
 def filesystem(kind, **opts):
     """A mdfio.filesystems.Filesystem of kind for a test: the test is
     skipped where the machine cannot make one (a program missing, a loop

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, need_root
+from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, loops_under, mounts_under, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
             "scaling", "hosts", "callgrind", "reference", "walltime", "barrier")
@@ -195,24 +195,6 @@ def bench_md_workbench():
     """What bench/run measures md-workbench with: its binary, if given."""
     path = os.environ.get("MDFIO_MD_WORKBENCH")
     return path if path and os.access(path, os.X_OK) else None
-
-
-def mounts_under(path):
-    with open("/proc/mounts") as fh:
-        return [line.split()[1] for line in fh if line.split()[1].startswith(str(path))]
-
-
-def loops_under(path):
-    """{loop device: its backing file} for the backing files under path."""
-    backing = {}
-    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
-        try:
-            name = f.read_text().strip()
-        except OSError:
-            continue
-        if name.startswith(str(path)):
-            backing[f"/dev/{f.parent.parent.name}"] = name
-    return backing
 
 
 def fio_job_processes(pid):

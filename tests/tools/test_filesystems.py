@@ -6,37 +6,17 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import mdfio.filesystems as filesystems
-from conftest import need_root
+from conftest import loops_under, mounts_under, need_root
 from mdfio.filesystems import Filesystem, FilesystemError, mounted
 
 
 @pytest.fixture(autouse=True)
 def root_only():
     need_root("mounts file systems and attaches loop devices")
-
-
-def loops_under(path):
-    """{loop device: its backing file} of the loop devices whose image is
-    under path (also an image removed since: the kernel still names it)."""
-    backing = {}
-    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
-        try:
-            name = f.read_text().strip()
-        except OSError:
-            continue
-        if name.startswith(f"{path}/"):
-            backing[f"/dev/{f.parent.parent.name}"] = name
-    return backing
-
-
-def mounts_under(path):
-    with open("/proc/self/mounts") as f:
-        return [line.split()[1] for line in f if line.split()[1].startswith(f"{path}/")]
 
 
 @pytest.fixture
