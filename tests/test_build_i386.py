@@ -24,12 +24,12 @@ VARIANTS = {"time32": [], "time64": ["-D_TIME_BITS=64"]}
 def engine_compiles():
     """{source: (directory, argv without output, dependency files or debug
     information)}, once per source of the engines' shared core, backends
-    and pure library."""
+    and pure library, and of the test-only backend."""
     entries = json.loads((BUILD / "compile_commands.json").read_text())
     found = {}
     for e in entries:
         source = (Path(e["directory"]) / e["file"]).resolve()
-        if (SOURCE_ROOT / "engines").resolve() not in source.parents or not e["output"].startswith("engines/"):
+        if (SOURCE_ROOT / "engines").resolve() not in source.parents:
             continue
         args, argv = shlex.split(e["command"]), []
         while args:
@@ -38,7 +38,10 @@ def engine_compiles():
                 args.pop(0)
             elif a not in ("-MD", "-g", "-fdiagnostics-color=always"):
                 argv.append(a)
-        found.setdefault(source.name, (e["directory"], argv))
+        # an engine's own command where there is one; a source only a
+        # test builds (the mdfio-flat backend) with the test's
+        if e["output"].startswith("engines/") or source.name not in found:
+            found[source.name] = (e["directory"], argv)
     return found
 
 
