@@ -89,8 +89,8 @@ def test_run_and_environment_are_recorded(real_run):
     config = json.loads(run["config"])
     assert config == {"engine": "mdfio-posix", "iodepth": 1, "ranks": 2, "hosts": 1, "D": 2, "P": 30, "I": 12,
                       "S": 1000, "R": 2, "read_only": 0, "stonewall_timer": 0, "stonewall_wear_out": False,
-                      "waiting": "0", "phases": ["benchmark", "cleanup", "precreate"], "fs_type": "tmpfs",
-                      "config": "small"}
+                      "waiting": "0", "lim_free_mem": 0, "lim_free_mem_phase": 0, "drop_caches": False,
+                      "phases": ["benchmark", "cleanup", "precreate"], "fs_type": "tmpfs", "config": "small"}
     assert run["config_key"] == config_key(config)
     params = json.loads(run["params"])
     assert params["md-workbench"]["data-sets"] == 2 and "-D" in params["args"]
