@@ -1,6 +1,7 @@
 """A fresh file system mounted for a benchmark or a test, made in one call
 and removed in one: tmpfs; a FUSE mirror (bindfs) of a fresh tmpfs or of a
-given directory; or ext4, xfs or btrfs on an image file on a loop device.
+given directory; or ext4, xfs or btrfs on an image file on a loop device,
+or on a named block device.
 A set-up that fails or is stopped halfway (a mount refused, SIGTERM right
 after losetup) undoes what it made, so no caller is left holding a loop
 device it never heard of. The one implementation bench/run and the tests'
@@ -87,7 +88,10 @@ class Filesystem:
       takes it) made with mkfs.<kind> and mkfs_options, on a loop device
       (direct_io: the loop device reads and writes the image with direct
       I/O, so that the host's page cache does not hold the image a second
-      time), mounted with options.
+      time), mounted with options; or, with device, made with mkfs on
+      that block device itself (no image, no loop device; size and
+      direct_io do not apply): whatever the device held is lost, so the
+      caller decides whether it may be formatted (mdfio.study asks blkid).
 
     Raises FilesystemError, having removed whatever it made, when a step
     fails; anything else raised during the set-up (KeyboardInterrupt, a
@@ -97,7 +101,7 @@ class Filesystem:
     def __init__(self, kind: str, workdir: str | os.PathLike[str] | None = None, *, size: str | None = "4G",
                  options: str = "", mkfs_options: Sequence[str] = (), direct_io: bool = False,
                  over: str | os.PathLike[str] | None = None, prefix: str | None = None,
-                 wait: float = 10.0) -> None:
+                 wait: float = 10.0, device: str | os.PathLike[str] | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown file system {kind}: expected one of {', '.join(KINDS)}")
         self.kind = kind
@@ -106,6 +110,9 @@ class Filesystem:
         self.dev: str | None = None
         self.back: Path | None = None
         self.over = None if over is None else Path(over)
+        if device is not None and kind not in MKFS:
+            raise ValueError(f"{kind} is not made on a device: only {', '.join(MKFS)} are")
+        self.device = None if device is None else str(device)
         self.mnt = Path(tempfile.mkdtemp(prefix=prefix or f"mdfio-{kind}-", dir=workdir))
         try:
             self._make(size, options, mkfs_options, direct_io)
@@ -152,6 +159,14 @@ class Filesystem:
 
     def _loop(self, size: str | None, options: str, mkfs_options: Sequence[str], direct_io: bool) -> None:
         mkfs = MKFS[self.kind]
+        if self.device is not None:
+            if not shutil.which(mkfs[0]):
+                raise FilesystemError(f"cannot make {self.kind}: {mkfs[0]} is not installed", "tool")
+            _run("mkfs", f"cannot make {self.kind} on {self.device}", [*mkfs, *mkfs_options, self.device])
+            self.dev = self.device
+            _run("mount", f"cannot mount {self.kind} ({self.dev}) on {self.mnt}",
+                 ["mount", *(["-o", options] if options else []), self.dev, self.mnt])
+            return
         if size is None:
             raise ValueError(f"{self.kind} on a loop device needs the size of its image")
         # a missing program is found before anything is made
