@@ -5,7 +5,8 @@ mdfio-report computes from the kept JSON, and leaves no mount or loop
 device; SIGTERM in a point leaves nothing either; a named device that
 holds a file system is formatted only with --format-devices; a point whose
 fio fails is reported and not recorded; memory limits run in a cgroup only
-when asked. The study files without running: test_mdfio_study_parse.py."""
+when asked; the nightly preset runs in under a minute. The study files
+without running: test_mdfio_study_parse.py."""
 import json
 import os
 import re
@@ -330,3 +331,15 @@ def test_memory_limits_in_a_cgroup_only_when_asked(tmp_path, work, asked):
         assert not Path(f"/sys/fs/cgroup/memory{cgroup}").exists(), "the cgroup is removed after"
     else:
         assert cgroup == own, (cgroup, own)
+
+
+def test_the_nightly_preset_runs_in_under_a_minute(tmp_path):
+    db, out = tmp_path / "nightly.db", tmp_path / "out"
+    began = time.monotonic()
+    rc, _, stderr = run(SOURCE_ROOT / "jobfiles" / "studies" / "nightly.toml", db, out, timeout=600)
+    took = time.monotonic() - began
+    print(f"the nightly preset took {took:.1f} s")
+    assert rc == 0, stderr
+    assert len(db_rows(db, "SELECT id FROM runs WHERE label = 'nightly'")) == 4
+    # generous: the machine is shared
+    assert took < 120, f"{took:.1f} s"

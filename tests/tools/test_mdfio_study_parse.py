@@ -1,7 +1,7 @@
 """mdfio-study's study files without running anything (no root): what a
 file it cannot use is refused with (one line naming the file and the key,
-exit status 2), how a matrix expands (fixed_count, stable point names).
-Running them: test_mdfio_study.py."""
+exit status 2), how a matrix expands (fixed_count, stable point names),
+and the shipped studies. Running them: test_mdfio_study.py."""
 import subprocess
 import sys
 
@@ -11,6 +11,7 @@ from conftest import SOURCE_ROOT
 from mdfio.study import StudyError, check_device, parse, parse_text
 
 TOOL = SOURCE_ROOT / "tools" / "mdfio-study"
+STUDIES = SOURCE_ROOT / "jobfiles" / "studies"
 MINIMAL = '[study]\nname = "s"\n[[filesystem]]\nkind = "tmpfs"\n'
 
 
@@ -88,6 +89,28 @@ def test_points_are_the_product_with_stable_names():
     grown = parse_text(text.replace("ranks = [1, 2]", "ranks = [1, 2, 4]"), "p.toml")
     assert set(names) < {p.name for p in grown.points()}
     assert len(grown.points()) == 12
+
+
+def test_the_shipped_studies():
+    nightly = parse(STUDIES / "nightly.toml")
+    assert [fs.kind for fs in nightly.filesystems] == ["tmpfs", "ext4"] and nightly.filesystems[1].device is None
+    assert len(nightly.points()) * nightly.repeats <= 8
+    study = parse(STUDIES / "mdrealio-2016.toml")
+    points = study.points()
+    # ext4, xfs, btrfs x 1..15 processes x 4 memory limits, 5 repeats each
+    assert len(points) == 3 * 15 * 4 and study.repeats == 5
+    assert {(p.values["D"], p.values["P"], p.values["I"], p.values["S"], p.values["R"]) for p in points} == {
+        (10, 3000, 1000, 3900, 5)}
+    assert sorted({p.values["lim_free_mem"] for p in points}) == [0, 1000, 2500, 5000]
+    proc = tool("list", STUDIES / "mdrealio-2016.toml")
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "180 points x 5 repeats = 900 runs", proc.stderr
+    # its "fixed count" design, as the file's comment says to make it
+    text = (STUDIES / "mdrealio-2016.toml").read_text()
+    assert "\nP = 3000\n" in text and "\nD = 10\n" in text
+    fixed = parse_text(text.replace("\nP = 3000\n", "\nfixed_count = 10000\n").replace("\nD = 10\n", "\nD = 50\n"),
+                       "fixed.toml")
+    assert {(p.values["ranks"], p.values["P"], p.values["D"]) for p in fixed.points()} == {
+        (n, 10000 // n, 50) for n in range(1, 16)}
 
 
 def test_options_of_run_only_are_refused_with_list(tmp_path):
