@@ -39,12 +39,13 @@ def test_layout(prefix):
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio")] + \
-             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare",
-              "share/mdfio/md-workbench.fio",
+             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study",
+              "share/mdfio/md-workbench.fio", "share/mdfio/studies/nightly.toml",
+              "share/mdfio/studies/mdrealio-2016.toml",
               "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
         assert f in files, files
     tools = sorted(f.split("/", 1)[1] for f in files if f.startswith("bin/"))
-    assert tools == ["mdfio-compare", "mdfio-jobfile", "mdfio-plot", "mdfio-report"], tools
+    assert tools == ["mdfio-compare", "mdfio-jobfile", "mdfio-plot", "mdfio-report", "mdfio-study"], tools
     for tool in tools:
         assert os.access(prefix / "bin" / tool, os.X_OK)
         # every tool has its man page
@@ -68,6 +69,24 @@ def test_installed_jobfile_tool_writes_the_installed_jobfile(prefix, tmp_path):
     shipped = (prefix / "share" / "mdfio" / "md-workbench.fio").read_text()
     engine = re.search(r"^ioengine=.*$", shipped, re.M).group(0)
     assert re.search(rf"^{re.escape(engine)}$", proc.stdout, re.M) and proc.stdout.count("phase=benchmark") == 5
+
+
+def test_installed_study_tool_finds_the_installed_studies_and_engines(prefix, tmp_path):
+    """The installed mdfio-study lists the installed nightly preset from a
+    directory that is not the repository, and runs the engines the
+    installed jobfile names (its default --engine-dir)."""
+    env = {**os.environ, "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(["mdfio-study", "list", str(prefix / "share" / "mdfio" / "studies" / "nightly.toml")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.splitlines()[-1] == "4 points x 1 repeats = 4 runs", proc.stderr
+    [package] = prefix.rglob("mdfio/study.py")
+    engine_dir = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                                 "import mdfio.study; print(mdfio.study.engine_dir_default())",
+                                 str(package.parent.parent)], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=60)
+    [posix] = [f for f in installed(prefix) if f.endswith("/mdfio/mdfio-posix.so")]
+    assert engine_dir.stdout.strip() == str(prefix / posix).rsplit("/", 1)[0], engine_dir.stdout + engine_dir.stderr
 
 
 def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
@@ -106,7 +125,7 @@ def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
 
 def test_pip_install_in_a_fresh_venv(tmp_path):
     """pip install . in a fresh venv, as a user does it (pip fetches its
-    build backend, setuptools, from PyPI), gives the package and the four
+    build backend, setuptools, from PyPI), gives the package and the five
     commands, which work from elsewhere on a real run's JSON; its version
     is meson's."""
     meta = tomllib.loads((SOURCE_ROOT / "pyproject.toml").read_text())
@@ -151,6 +170,9 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     plot = subprocess.run([str(venv / "bin" / "mdfio-plot"), "--help"], cwd=cwd, env=env, capture_output=True,
                           text=True)
     assert plot.returncode == 0 and "usage: mdfio-plot" in plot.stdout, plot.stderr
+    study = subprocess.run([str(venv / "bin" / "mdfio-study"), "--help"], cwd=cwd, env=env, capture_output=True,
+                           text=True)
+    assert study.returncode == 0 and "usage: mdfio-study" in study.stdout, study.stderr
     # the report records the run, and the comparison reads it
     recorded = subprocess.run([str(venv / "bin" / "mdfio-report"), "--record", "h.db", "run.json"], cwd=cwd,
                               env=env, capture_output=True, text=True, timeout=60)

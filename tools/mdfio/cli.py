@@ -70,3 +70,8 @@ def jobfile_command() -> NoReturn:
 def compare_command() -> NoReturn:
     from mdfio.compare import main
     run_as_command(main)
+
+
+def study_command() -> NoReturn:
+    from mdfio.study import main
+    run_as_command(main)
