@@ -41,7 +41,8 @@ def test_layout(prefix):
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio")] + \
              ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study",
               "share/mdfio/md-workbench.fio", "share/mdfio/studies/nightly.toml",
-              "share/mdfio/studies/mdrealio-2016.toml",
+              "share/mdfio/studies/mdrealio-2016.toml", "share/mdfio/studies/mdrealio-2016-fixed-count.toml",
+              "share/mdfio/studies/mdrealio-2016-here.toml",
               "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
         assert f in files, files
     tools = sorted(f.split("/", 1)[1] for f in files if f.startswith("bin/"))
