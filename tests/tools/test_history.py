@@ -111,6 +111,17 @@ def test_environment_of_a_missing_directory_is_unknown(tmp_path):
                                                                                   "unknown", "-b 4096")
 
 
+@pytest.mark.parametrize("fstype", ["ext4", "xfs", "btrfs"])
+def test_environment_names_a_loop_mounted_file_system(loopfs, fstype):
+    # a btrfs file's device number is its subvolume's, not the one
+    # mountinfo gives the mount
+    mnt = loopfs(fstype, "300M")
+    (mnt / "run").mkdir()
+    env = capture_environment(str(mnt / "run"))
+    assert (env.fs_type, env.mount_point) == (fstype, str(mnt))
+    assert env.mount_source.startswith("/dev/loop"), env.mount_source
+
+
 def test_config_key_is_that_of_the_configuration_only():
     """Label, time and paths do not change the key; the file system type
     and the configuration's name do."""

@@ -225,28 +225,34 @@ def mount_of(directory: str) -> dict[str, str] | None:
     (the mount's, then the file system's own); None when directory does
     not exist. Of the mounts of directory's device (a bind mount is
     another), the one whose mount point is the longest prefix of its
-    real path, the last mounted on equal ones."""
+    real path, the last mounted on equal ones. A btrfs file's device
+    number is its subvolume's, which mountinfo does not show: when no
+    mount of the device holds the path, the mount whose point is the
+    longest prefix of it, whatever its device."""
     try:
         real = os.path.realpath(directory)
         st = os.stat(real)
     except OSError:
         return None
     dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
-    best, best_len = None, -1
+    best: dict[bool, tuple[int, dict[str, str]]] = {}
     for line in _read("/proc/self/mountinfo").splitlines():
         parts = line.split(" ")
         if "-" not in parts[6:] or len(parts) < 10:
             continue
         sep = parts.index("-", 6)
         point = _unescape(parts[4])
-        inside = real == point or real.startswith(point.rstrip("/") + "/")
-        if parts[2] != dev or not inside or len(point) < best_len:
+        if not (real == point or real.startswith(point.rstrip("/") + "/")):
+            continue
+        same_dev = parts[2] == dev
+        if same_dev in best and len(point) < best[same_dev][0]:
             continue
         options = list(dict.fromkeys(parts[5].split(",") + parts[sep + 3].split(",")))
-        best = {"dev": dev, "point": point, "fs_type": parts[sep + 1], "source": _unescape(parts[sep + 2]),
-                "options": ",".join(o for o in options if o)}
-        best_len = len(point)
-    return best
+        best[same_dev] = (len(point), {"dev": parts[2], "point": point, "fs_type": parts[sep + 1],
+                                       "source": _unescape(parts[sep + 2]),
+                                       "options": ",".join(o for o in options if o)})
+    found = best.get(True) or best.get(False)
+    return found[1] if found else None
 
 
 def device_model(dev: str) -> str:
