@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fnv.h"
 #include "job.h"
 #include "robust.h"
 
@@ -19,12 +20,14 @@ static __thread char last_error[2 * PATH_MAX + 1024];
 /* The lines this fio has printed, shared by the processes it forks for its
  * jobs: a refusal every clone of a job meets alike (a symlinked status
  * file) is printed once, not once per clone. Only within one job section
- * (scope): each repeat reports its own errors. */
+ * (scope): each repeat reports its own errors. A line is kept as its
+ * length and digest, so that one naming a long path is recognised too. */
 struct said {
 	pthread_mutex_t lock;	/* robust: a job killed holding it blocks nobody */
 	unsigned int n;
 	int scope[32];
-	char line[32][256];
+	size_t len[32];
+	uint64_t digest[32];
 };
 static struct said *said;
 static __thread int scope;
@@ -52,17 +55,20 @@ void mdfio_share_errors(void)
 /* Whether this fio has printed line already; if not, remembers it. */
 static int said_before(const char *line)
 {
+	size_t len = strlen(line);
+	uint64_t digest = mdfio_fnv1a(line, len);
 	unsigned int k;
 	int found = 0;
 
-	if (!said || strlen(line) >= sizeof(said->line[0]))
+	if (!said)
 		return 0;
 	mdfio_robust_lock(&said->lock, 1);
 	for (k = 0; k < said->n && !found; k++)
-		found = said->scope[k] == scope && !strcmp(said->line[k], line);
-	if (!found && said->n < sizeof(said->line) / sizeof(said->line[0])) {
+		found = said->scope[k] == scope && said->len[k] == len && said->digest[k] == digest;
+	if (!found && said->n < sizeof(said->scope) / sizeof(said->scope[0])) {
 		said->scope[said->n] = scope;
-		snprintf(said->line[said->n++], sizeof(said->line[0]), "%s", line);
+		said->len[said->n] = len;
+		said->digest[said->n++] = digest;
 	}
 	mdfio_robust_unlock(&said->lock);
 	return found;

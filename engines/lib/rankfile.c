@@ -1,6 +1,7 @@
 /* F_OFD_* locks */
 #define _GNU_SOURCE
 #include "rankfile.h"
+#include "fnv.h"
 #include "reason.h"
 #include "robust.h"
 #include "world.h"
@@ -306,16 +307,12 @@ static void new_id(char *id)
 /* Names the run of rf's ranks (NULL or "": unnamed). */
 static void name_run(struct mdfio_rankfile *rf, const char *run_id)
 {
-	/* FNV-1a: the name only has to differ from other runs' names */
-	uint64_t v = 0xcbf29ce484222325u;
-	const char *c;
-
 	rf->run_digest[0] = rf->run_id[0] = '\0';
 	if (!run_id || !*run_id)
 		return;
-	for (c = run_id; *c; c++)
-		v = (v ^ (unsigned char)*c) * 0x100000001b3u;
-	snprintf(rf->run_digest, sizeof(rf->run_digest), "%016" PRIx64, v);
+	/* the name only has to differ from other runs' names */
+	snprintf(rf->run_digest, sizeof(rf->run_digest), "%016" PRIx64,
+		 mdfio_fnv1a(run_id, strlen(run_id)));
 	snprintf(rf->run_id, sizeof(rf->run_id), "%s", run_id);
 }
 

@@ -1,6 +1,7 @@
 /* F_OFD_* locks */
 #define _GNU_SOURCE
 #include "status.h"
+#include "fnv.h"
 #include "reason.h"
 #include "world.h"
 
@@ -31,18 +32,11 @@ const char *mdfio_phase_name(enum mdfio_phase p)
 	       p == MDFIO_BENCHMARK ? "benchmark" : "cleanup";
 }
 
-/* FNV-1a, 64 bits: any change of one byte changes it (each step is a
- * bijection of the state), which is what guards the file against edits;
- * it is no defence against someone who recomputes it. */
+/* Any change of one byte changes the checksum, which is what guards the
+ * file against edits; it is no defence against someone who recomputes it. */
 static uint64_t checksum(const char *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--) {
-		h ^= (unsigned char)*p++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return mdfio_fnv1a(p, n);
 }
 
 char *mdfio_status_format(const struct mdfio_status *st)

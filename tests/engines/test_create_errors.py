@@ -104,6 +104,17 @@ def test_ignore_precreate_errors_counts_them_and_the_run_goes_on(few_inodes, tmp
     assert os.listdir(root) == []
 
 
+def test_a_stop_naming_a_long_path_is_said_once_per_section(few_inodes, tmp_path):
+    """Every rank of a later section meets the same stop; its line, however
+    long the root's path, is printed once per section, not once per rank."""
+    root = few_inodes(40) / ("deep-" * 50)
+    root.mkdir()
+    run = run_fio(job(["precreate", "benchmark", "cleanup"], root, numjobs=4, datasets=2, precreate_per_set=20,
+                      steps_per_set=3, bs=100), tmp_path, check=False)
+    assert run.rc != 0 and all(len(l) > 300 for l in stop_lines(run))
+    assert len(stop_lines(run)) == 2, run.stderr
+
+
 def test_a_dataset_that_cannot_be_created_ends_the_run(few_inodes, tmp_path):
     """root, mdfio.ranks and mdfio.status take three inodes: the third
     dataset cannot be made."""
