@@ -211,9 +211,12 @@ int mdfio_datasets_make(struct thread_data *td, struct mdfio_job *j)
 		int err = j->store->make(j->store_state, ds->name);
 
 		if (err) {
+			char note[128];
+
 			count_dataset_error(td, j, DDIR_WRITE, err);
-			mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s",
-				    j->rank, ds->path, strerror(err));
+			mdfio_error("rank %" PRIu32 ": cannot create dataset %s: %s%s",
+				    j->rank, ds->path, strerror(err),
+				    mdfio_no_room_note(j, err, note, sizeof(note)));
 			/* md-workbench ends the run here unless told to
 			 * ignore it; this rank cannot go on either way */
 			if (!j->ignore_create_errors)

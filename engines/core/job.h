@@ -426,6 +426,10 @@ extern int mdfio_fio_counts_batches;
  * (dir/name, the object), and ignore_precreate_errors is not set. */
 void mdfio_create_failed(struct mdfio_job *j, int err, const char *dir,
 			 const char *name) __attribute__((cold));
+/* What a create's ENOSPC means when the file system has room but no inode
+ * left (df shows space): " (no inode is free: ...)" in buf, else "". */
+const char *mdfio_no_room_note(const struct mdfio_job *j, int err, char *buf,
+			       size_t len) __attribute__((cold));
 /* 1 once no one is left to receive this rank's results: it has stopped. */
 int mdfio_rank_orphaned(struct mdfio_job *j) __attribute__((cold));
 

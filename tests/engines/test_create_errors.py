@@ -12,6 +12,8 @@ import pytest
 from conftest import job, mounted_tmpfs, run_fio
 
 STOPS = "the run stops here (ignore_precreate_errors=1 counts such errors and goes on)"
+# what a create's ENOSPC says on a file system with blocks but no inode left
+NO_INODE = "No space left on device (no inode is free: the file system's 40 are all in use)"
 
 
 @pytest.fixture
@@ -57,7 +59,7 @@ def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, en
     # each rank ran out of inodes for an object, or for a dataset if the
     # other rank's objects took them first
     lines = [l for l in run.mdfio_lines() if l.startswith("mdfio: rank ")]
-    objects = [l for l in lines if l.endswith(f": No space left on device; {STOPS}")]
+    objects = [l for l in lines if l.endswith(f": {NO_INODE}; {STOPS}")]
     datasets = [l for l in lines if f": cannot create dataset {root}/" in l]
     assert objects and all(f"precreate: cannot create {root}/" in l for l in objects), run.stderr
     # a rank still entering the phase when the other's objects took the
@@ -67,7 +69,7 @@ def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, en
     updates = [l for l in run.mdfio_lines()
                if l == f"mdfio: cannot update {root}/mdfio.status: No space left on device (it is left as it was)"]
     assert len(objects) + len(datasets) == 2 or (len(objects) + len(datasets) == 1 and updates), run.stderr
-    assert all(l.endswith(": No space left on device") for l in datasets), run.stderr
+    assert all(l.endswith(f": {NO_INODE}") for l in datasets), run.stderr
     # no rank went on past its error, no later phase started
     created = sum(j["write"]["clat_ns"]["N"] for j in jobs_of(run, "precreate"))
     assert 0 < created < 2 * 2 * 20
@@ -122,7 +124,8 @@ def test_a_dataset_that_cannot_be_created_ends_the_run(few_inodes, tmp_path):
     run = run_fio(job(["precreate", "cleanup"], root, datasets=3, precreate_per_set=2), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
-    assert f"mdfio: rank 0: cannot create dataset {root}/0_2: No space left on device" in lines, run.stderr
+    assert f"mdfio: rank 0: cannot create dataset {root}/0_2: No space left on device (no inode is free: " \
+        "the file system's 5 are all in use)" in lines, run.stderr
     assert len(stop_lines(run)) == 1, run.stderr
     run = run_fio(job(["cleanup"], root, datasets=3, precreate_per_set=2), tmp_path, check=True)
     assert os.listdir(root) == []
