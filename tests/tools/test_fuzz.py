@@ -355,4 +355,4 @@ def test_mutated_logs_and_json_through_the_figures(runs, tmp_path, no_gnuplot):
         assert (proc.returncode, proc.stdout, proc.stderr) == (rc, "", err)
     proc = subprocess.run([str(PLOT), str(good), "--logs", str(prefix), "--out", str(out)], capture_output=True,
                           text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stderr == "" and len(proc.stdout.split()) == 13, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "" and len(proc.stdout.split()) == 17, proc.stderr

@@ -66,7 +66,7 @@ def test_figures_and_their_data(logged_run, tmp_path):
     pngs = proc.stdout.split()
     names = ["precreate", "benchmark-1", "benchmark-2", "cleanup"]
     assert [p.rsplit("/", 1)[1] for p in pngs] == \
-        [f"{n}-{k}.png" for n in names for k in ("timeline", "boxplot", "histogram")] + ["repeats-rate.png"]
+        [f"{n}-{k}.png" for n in names for k in ("timeline", "boxplot", "histogram", "windows")] + ["repeats-rate.png"]
     for p in pngs:
         assert png_size(tmp_path / p.rsplit("/", 1)[1]) == (1200, 800)
         svg = (tmp_path / p.rsplit("/", 1)[1]).with_suffix(".svg").read_text()
@@ -100,6 +100,63 @@ def test_figures_and_their_data(logged_run, tmp_path):
     rates = [tuple(map(float, l.split())) for l in (tmp_path / "repeats-rate.dat").read_text().splitlines()[1:]]
     bench = [r for r in records if r["phase"] == "benchmark"]
     assert [(int(r[0]), r[1]) for r in rates] == [(b["repeat"], pytest.approx(b["obj_per_s"])) for b in bench]
+
+
+def ns_rows(path):
+    """(start, latency) of a log's rows in integer nanoseconds, from the
+    decimal text itself."""
+    return [tuple(int(x.replace(".", "")) for x in line.split(","))
+            for line in path.read_text().splitlines()[1:]]
+
+
+def test_window_quantiles_are_exact_over_every_rank(logged_run, tmp_path):
+    """Each window's p50/p90/p99/max are the nearest-rank quantiles of the
+    operations that started in it, computed here from each rank's own log
+    (not the merged one the tool reads); the completions per window are
+    counted from start + latency; the default window is the phase's T / 50
+    rounded up to 1, 2 or 5 times a power of ten."""
+    run_json, prefix = logged_run
+    window_ns = 2_000_000
+    proc = plot(run_json, "--logs", prefix, "--out", tmp_path, "--window", "0.002")
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads(subprocess.run([str(REPORT), "--json", str(run_json)], capture_output=True,
+                                        text=True).stdout)["records"]
+    files = {"precreate": (0, {"create": "precreate"}), "benchmark-1": (0, {o: o for o in OPS}),
+             "benchmark-2": (1, {o: o for o in OPS}), "cleanup": (2, {"delete": "cleanup"})}
+    for (name, (it, ops)), rec in zip(files.items(), records):
+        rows = {op: [r for rank in (0, 1) for r in ns_rows(prefix.parent / f"lat-0.00-{it}-{log}-rank{rank}.csv")]
+                for op, log in ops.items()}
+        end = max(s + d for rs in rows.values() for s, d in rs)
+        count = -(-end // window_ns)
+        for op, rs in rows.items():
+            assert len(rs) == rec[f"{op}_count"]
+            got = [l.split() for l in (tmp_path / f"{name}-windows-{op}.dat").read_text().splitlines()[1:]]
+            assert len(got) == count, (name, op)
+            for k, line in enumerate(got):
+                assert line[:2] == [f"{k * window_ns / 1e9:.9f}", f"{min((k + 1) * window_ns, end) / 1e9:.9f}"]
+                lat = sorted(d for s, d in rs if k * window_ns <= s < (k + 1) * window_ns)
+                assert int(line[2]) == len(lat), (name, op, k)
+                want = [f"{lat[math.ceil(p * len(lat) / 100) - 1] / 1e9:.9f}" if lat else "?"
+                        for p in (50, 90, 99, 100)]
+                assert line[3:7] == want, (name, op, k)
+                done = sum(1 for s, d in rs if k * window_ns <= s + d < (k + 1) * window_ns or
+                           (k == count - 1 and s + d >= (k + 1) * window_ns))
+                assert int(line[7]) == done, (name, op, k)
+                span = (min((k + 1) * window_ns, end) - k * window_ns) / 1e9
+                assert float(line[8]) == pytest.approx(done / span, rel=1e-6)
+            assert sum(int(l[2]) for l in got) == sum(int(l[7]) for l in got) == len(rs)
+        assert png_size(tmp_path / f"{name}-windows.png") == (1200, 800)
+    # the default window, from each phase's T
+    out = tmp_path / "default"
+    assert plot(run_json, "--logs", prefix, "--out", out).returncode == 0
+    for name, rec in zip(files, records):
+        raw = rec["t_max_s"] / 50
+        step = min(m * 10 ** e for e in range(-3, 3) for m in (1, 2, 5) if m * 10 ** e >= max(raw, 1e-3) * (1 - 1e-9))
+        lines = (out / f"{name}-windows-{next(iter(files[name][1]))}.dat").read_text().splitlines()[1:]
+        assert all(float(l.split()[0]) == pytest.approx(k * step) for k, l in enumerate(lines)), name
+        assert f"each {step:g} s window" in (out / f"{name}-windows.gp").read_text(), name
+    proc = plot(run_json, "--out", out, "--window", "1")
+    assert proc.returncode == 2 and "--window: only with RUN.json --logs PREFIX" in proc.stderr
 
 
 def test_large_timelines_are_thinned_without_losing_outliers(logged_run, tmp_path):
@@ -301,7 +358,7 @@ def test_out_is_made_and_the_json_alone_draws_its_figures(logged_run, tmp_path):
     assert proc.returncode == 0, proc.stderr
     names = ["precreate", "benchmark-1", "benchmark-2", "cleanup"]
     assert proc.stdout.split() == [str(out / f"{n}-boxplot.png") for n in names] + [str(out / "repeats-rate.png")]
-    assert proc.stderr == ("mdfio-plot: no --logs: skipped the timeline and histogram figures of precreate, "
+    assert proc.stderr == ("mdfio-plot: no --logs: skipped the timeline, histogram and windows figures of precreate, "
                            "benchmark-1, benchmark-2, cleanup (they need the latency logs: run fio with "
                            "latency_log=PREFIX latency_all=1, then give --logs PREFIX)\n")
     for p in proc.stdout.split():
@@ -311,6 +368,7 @@ def test_out_is_made_and_the_json_alone_draws_its_figures(logged_run, tmp_path):
     for name in [f"{n}-boxplot" for n in names] + ["repeats-rate"]:
         assert (out / f"{name}.dat").read_text() == (full / f"{name}.dat").read_text(), name
     assert not list(out.glob("*-timeline*")) and not list(out.glob("*-histogram*"))
+    assert not list(out.glob("*-windows*"))
     # bad input is refused before the directory is made
     never = tmp_path / "never"
     proc = plot(tmp_path / "absent.json", "--out", never)

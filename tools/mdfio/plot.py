@@ -1,14 +1,16 @@
 """Draws an mdfio run with gnuplot, as PNG (1200x800) and SVG.
 
-    mdfio-plot RUN.json [RUN.json ...] [--logs PREFIX] [--out DIR]
+    mdfio-plot RUN.json [RUN.json ...] [--logs PREFIX [--window SEC]] [--out DIR]
     mdfio-plot --scaling LABEL=RUN.json[,RUN.json...] [LABEL=... ...] [--out DIR]
 
 The first form draws each phase (precreate, every benchmark repeat, cleanup)
 from fio's JSON (json+) and the per-operation latency logs that the engine
 option latency_log=PREFIX wrote (md-workbench -L): a latency timeline per
-operation type, boxplots of the four operations, latency histograms, and the
-rate of every benchmark repeat; without --logs only the boxplots and the
-rates, which fio's JSON alone gives. The second form draws objects/s per phase
+operation type, boxplots of the four operations, latency histograms, the
+exact latency quantiles of each time window with the operations completed
+per second (mdfio.plot_windows), and the rate of every benchmark repeat;
+without --logs only the boxplots and the rates, which fio's JSON alone
+gives. The second form draws objects/s per phase
 against the number of ranks, one line per label (the layout of the
 MD-REAL-IO report's figures). A run is one JSON file, or one per fio process
 of the run (mpirun, srun), comma-separated in --scaling; its figures are over
@@ -27,7 +29,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .cli import ArgumentParser, positive_int
+from .cli import ArgumentParser, positive_int, positive_seconds
 from .fiojson import CONTROL, BadInput, error_line
 from .figures import OPS, PhaseFigures, Run, load_run
 
@@ -349,6 +351,8 @@ def plot_scaling(out: Path, runs: Iterable[tuple[str, Run]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # the figures of other modules, which draw with this one's helpers
+    from .plot_windows import plot_windows
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines and "
@@ -358,9 +362,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=".", help="directory for the figures, made if missing (default: .)")
     ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
+    ap.add_argument("--window", type=positive_seconds, metavar="SEC",
+                    help="with --logs: the time window of the per-window latency quantiles, in seconds "
+                         "(default: the phase's time / 50, rounded up to 1, 2 or 5 times a power of ten)")
     args = ap.parse_args(argv)
     if args.scaling and (args.run or args.logs):
         ap.error("--scaling draws the runs it names: give RUN.json [--logs PREFIX], or --scaling, not both")
+    if args.window is not None and not args.logs:
+        ap.error("--window: only with RUN.json --logs PREFIX (the windows are of the latency logs)")
     out = Path(args.out)
     skipped = None
     try:
@@ -381,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # repeats-rate), and a line naming those skipped
             logs = log_files(args.logs, run) if args.logs else {label(f): {} for f in run.phases}
             if not args.logs and run.phases:
-                skipped = ("no --logs: skipped the timeline and histogram figures of "
+                skipped = ("no --logs: skipped the timeline, histogram and windows figures of "
                            f"{', '.join(label(f) for f in run.phases)} (they need the latency logs: run fio with "
                            "latency_log=PREFIX latency_all=1, then give --logs PREFIX)")
             output_dir(out)
@@ -389,7 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for f in run.phases:
                 cache = {}   # the phase's logs, read once for its timeline and histogram
                 made += [plot_timeline(out, f, logs[label(f)], cache, args.max_points, scope),
-                         plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope)]
+                         plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope),
+                         plot_windows(out, f, logs[label(f)], cache, args.window, scope)]
             made.append(plot_repeats(out, run, scope))
             named = [(run.name, run)]
         else:
