@@ -2,6 +2,7 @@
 
     mdfio-plot RUN.json [RUN.json ...] [--logs PREFIX [--window SEC]] [--out DIR]
     mdfio-plot --scaling LABEL=RUN.json[,RUN.json...] [LABEL=... ...] [--out DIR]
+    mdfio-plot --study DB [--label L] [--out DIR]
 
 The first form draws each phase (precreate, every benchmark repeat, cleanup)
 from fio's JSON (json+) and the per-operation latency logs that the engine
@@ -12,7 +13,8 @@ per second (mdfio.plot_windows), and the rate of every benchmark repeat;
 without --logs only the boxplots and the rates, which fio's JSON alone
 gives. The second form draws objects/s per phase
 against the number of ranks, one line per label (the layout of the
-MD-REAL-IO report's figures). A run is one JSON file, or one per fio process
+MD-REAL-IO report's figures). The third draws a study's runs from the
+history database (mdfio.plot_study). A run is one JSON file, or one per fio process
 of the run (mpirun, srun), comma-separated in --scaling; its figures are over
 every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
 make it. A phase not every rank of the run completed (a host died) is not
@@ -352,6 +354,7 @@ def plot_scaling(out: Path, runs: Iterable[tuple[str, Run]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     # the figures of other modules, which draw with this one's helpers
+    from .plot_study import study_figures
     from .plot_windows import plot_windows
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
@@ -359,6 +362,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    "histograms; without it, the figures of the JSON alone)")
     ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
                     help="draw objects/s against the number of ranks")
+    ap.add_argument("--study", metavar="DB",
+                    help="draw the study recorded in the history database DB (mdfio-study's runs): objects/s "
+                         "per phase against ranks by file system and memory limit, and the repeats' variability")
+    ap.add_argument("--label", metavar="L", help="with --study: only the runs recorded with label L")
     ap.add_argument("--out", default=".", help="directory for the figures, made if missing (default: .)")
     ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
@@ -368,13 +375,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.scaling and (args.run or args.logs):
         ap.error("--scaling draws the runs it names: give RUN.json [--logs PREFIX], or --scaling, not both")
+    if args.study and (args.run or args.logs or args.scaling):
+        ap.error("--study draws a database's runs: give RUN.json [--logs PREFIX], --scaling or --study, "
+                 "one of them")
+    if args.label is not None and not args.study:
+        ap.error("--label: only with --study")
     if args.window is not None and not args.logs:
         ap.error("--window: only with RUN.json --logs PREFIX (the windows are of the latency logs)")
     out = Path(args.out)
     skipped = None
     try:
         made = []
-        if args.scaling:
+        named = []
+        if args.study:
+            made += study_figures(args.study, out, args.label)
+        elif args.scaling:
             runs = []
             for item in args.scaling:
                 lab, sep, path = item.partition("=")
@@ -403,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             made.append(plot_repeats(out, run, scope))
             named = [(run.name, run)]
         else:
-            raise BadInput("no run: give RUN.json [--logs PREFIX], or --scaling LABEL=RUN.json ...")
+            raise BadInput("no run: give RUN.json [--logs PREFIX], --scaling LABEL=RUN.json ..., or --study DB")
     except BadInput as e:
         print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2

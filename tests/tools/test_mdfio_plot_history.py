@@ -1,0 +1,172 @@
+"""tools/mdfio-plot's figures from the history database (--study, --history):
+a study's database made here from two real runs (1 and 2 ranks) recorded
+many times with seeded noise under a study's configuration names, two file
+systems, two memory limits and two engines; each data file's numbers
+against the database's op_results, queried here."""
+import copy
+import itertools
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SOURCE_ROOT, job, run_fio
+from mdfio.figures import load_run
+from mdfio.history import Environment, open_db, read_outputs, record
+
+PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
+HEADLINE = {"precreate": "create", "benchmark": "read", "cleanup": "delete"}
+FILESYSTEMS = (("ext4", "ext4"), ("btrfs-zstd", "btrfs"))
+LIMITS = (0, 1000)
+ENGINES = (("posix", 1), ("uring", 4))
+RUNS_PER_POINT = 2
+SYNTHETIC_RUNS = itertools.count()
+
+
+def plot(*args):
+    return subprocess.run([sys.executable, str(PLOT), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def environment(fs_type):
+    return Environment(hostname="node1", kernel="6.1.0", cpu_model="test CPU", cpus=2, memory_bytes=2 << 30,
+                       directory="/tmp/mdfio-root", fs_type=fs_type, mount_source="/dev/loop9", mount_point="/mnt",
+                       mount_options="rw", device_model="unknown")
+
+
+def variant(run, rng, limit, engine, depth):
+    """A copy of run with lognormal noise on each phase's time (its rates
+    recomputed as the report does), the memory limit and engine set in its
+    sections' options as a jobfile would."""
+    run = copy.deepcopy(run)
+    for f in run.phases:
+        f.t_max_s *= rng.lognormvariate(0, 0.2)
+        f.obj_per_s = f.objects / f.t_max_s
+    for x in run.sections:
+        x.opts["lim_free_mem"] = str(limit)
+        x.opts["ioengine"] = f"external:/usr/lib/mdfio/mdfio-{engine}.so"
+        x.opts["iodepth"] = str(depth)
+    return run
+
+
+def synthetic(outputs):
+    """outputs told apart from every other synthetic run's (the database
+    keeps each output once)."""
+    n = next(SYNTHETIC_RUNS)
+    return [(name, f"{text}synthetic run {n}\n") for name, text in outputs]
+
+
+@pytest.fixture(scope="module")
+def study_db(tmp_path_factory):
+    """The database of a study 'demo' labelled 'demo', and one more run of
+    one of its points labelled 'other'."""
+    base = tmp_path_factory.mktemp("study")
+    runs = {}
+    for ranks in (1, 2):
+        root = base / f"root{ranks}"
+        root.mkdir()
+        run_fio(job(["precreate", "benchmark", "benchmark", "benchmark", "cleanup"], root, numjobs=ranks,
+                    datasets=2, precreate_per_set=20, steps_per_set=10, bs=300), base,
+                args=["--output-format=json+", f"--output={base / f'n{ranks}.json'}"], check=True)
+        runs[ranks] = (load_run([base / f"n{ranks}.json"]), read_outputs([base / f"n{ranks}.json"]))
+    rng = random.Random(31)
+    path = base / "study.db"
+    db = open_db(path)
+    for (fs, fs_type), limit, (engine, depth), ranks in itertools.product(FILESYSTEMS, LIMITS, ENGINES, (1, 2)):
+        run, outputs = runs[ranks]
+        point = f"{fs}-{engine}-qd{depth}-n{ranks}-D2-P20-I10-S300-R3-O1-m{limit}-M0-dc0"
+        for _ in range(RUNS_PER_POINT):
+            record(db, variant(run, rng, limit, engine, depth), synthetic(outputs), label="demo",
+                   config_name=f"demo/{point}", environment=environment(fs_type))
+    record(db, variant(runs[1][0], rng, 0, "posix", 1), synthetic(runs[1][1]), label="other",
+           config_name="demo/ext4-posix-qd1-n1-D2-P20-I10-S300-R3-O1-m0-M0-dc0", environment=environment("ext4"))
+    db.close()
+    return path
+
+
+def blocks(path):
+    """{block header: [[numbers of a line]]} of a study data file."""
+    out = {}
+    for block in path.read_text().strip().split("\n\n\n"):
+        lines = block.splitlines()
+        assert lines[0].startswith("# ") and lines[1].startswith("# ")
+        out[lines[0][2:]] = [[float(x) for x in line.split()] for line in lines[2:]]
+    return out
+
+
+def test_study_figures_against_the_database(study_db, tmp_path):
+    """Each point of study-<phase> is the mean, min, max, sd and count of
+    the headline operation's rate (op_results: the phase's objects/s) over
+    the point's runs labelled demo, every benchmark repeat of each; the
+    engines are lines (they differ at one file system, limit and ranks),
+    P is not; the study's file system names are the panels' columns."""
+    proc = plot("--study", study_db, "--label", "demo", "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(tmp_path / f"study-{n}.png") for n in
+                                   ("precreate", "benchmark", "cleanup", "variability")]
+    con = sqlite3.connect(study_db)
+    for phase in ("precreate", "benchmark", "cleanup"):
+        got = blocks(tmp_path / f"study-{phase}.dat")
+        want = {}
+        for name, rate, repeat in con.execute(
+                "SELECT config_name, rate, repeat FROM op_results WHERE label = 'demo' AND phase = ? AND op = ?",
+                (phase, HEADLINE[phase])):
+            fs, engine, depth, ranks, limit = re.fullmatch(
+                r"demo/(.+)-(\w+)-qd(\d+)-n(\d+)-D2-P20-I10-S300-R3-O1-m(\d+)-M0-dc0", name).groups()
+            head = (f"{fs} | {'unlimited' if limit == '0' else f'lim_free_mem {limit} (x 1000 KiB)'} | "
+                    f"engine=mdfio-{engine} iodepth={depth}")
+            want.setdefault(head, {}).setdefault(int(ranks), []).append(rate)
+        assert set(got) == set(want), phase
+        for head, lines in got.items():
+            assert [int(x[0]) for x in lines] == [1, 2]
+            for ranks, mean, lo, hi, sd, n in lines:
+                values = want[head][int(ranks)]
+                assert n == len(values) == RUNS_PER_POINT * (3 if phase == "benchmark" else 1)
+                assert (mean, lo, hi, sd) == pytest.approx(
+                    (statistics.mean(values), min(values), max(values), statistics.stdev(values)), rel=1e-6)
+        script = (tmp_path / f"study-{phase}.gp").read_text()
+        assert "set multiplot layout 2,2" in script and "set logscale y" in script
+        for title in ("ext4, unlimited", "btrfs-zstd, lim_free_mem 1000 (x 1000 KiB)"):
+            assert f"set title '{title}'" in script
+    # the variability figure: each repeat's mean over the point's runs
+    got = blocks(tmp_path / "study-variability.dat")
+    rows = con.execute("SELECT config_name, repeat, rate FROM op_results WHERE label = 'demo' AND "
+                       "phase = 'benchmark' AND op = 'read'")
+    by_repeat = {}
+    for name, repeat, rate in rows:
+        if name == "demo/ext4-posix-qd1-n2-D2-P20-I10-S300-R3-O1-m0-M0-dc0":
+            by_repeat.setdefault(repeat, []).append(rate)
+    lines = got["ext4 | unlimited | ranks=2 engine=mdfio-posix iodepth=1"]
+    assert [int(x[0]) for x in lines] == [1, 2, 3]
+    for repeat, mean, lo, hi, sd, n in lines:
+        values = by_repeat[int(repeat)]
+        assert n == RUNS_PER_POINT and (mean, lo, hi) == pytest.approx(
+            (statistics.mean(values), min(values), max(values)), rel=1e-6)
+    assert len(got) == len(FILESYSTEMS) * len(LIMITS) * len(ENGINES) * 2
+    # without --label the run labelled 'other' counts too
+    every = tmp_path / "every"
+    assert plot("--study", study_db, "--out", every).returncode == 0
+    line = blocks(every / "study-precreate.dat")["ext4 | unlimited | engine=mdfio-posix iodepth=1"][0]
+    assert line[0] == 1 and line[5] == RUNS_PER_POINT + 1
+    con.close()
+
+
+def test_study_bad_input(study_db, tmp_path):
+    def one_line(proc, needle):
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert len(proc.stderr.splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+    one_line(plot("--study", study_db, "--label", "none", "--out", tmp_path), "no run of a study labelled 'none'")
+    one_line(plot("--study", tmp_path / "absent.db", "--out", tmp_path), "no such database")
+    one_line(plot("--study", study_db, "--logs", "x"), "one of them")
+    one_line(plot("--label", "demo", "--out", tmp_path), "--label: only with --study")
+    other = tmp_path / "two.db"
+    other.write_bytes(study_db.read_bytes())
+    con = sqlite3.connect(other)
+    with con:
+        con.execute("UPDATE runs SET config_name = 'another/x' WHERE label = 'other'")
+    con.close()
+    one_line(plot("--study", other, "--out", tmp_path), "runs of 2 studies (another, demo): choose one with --label")
