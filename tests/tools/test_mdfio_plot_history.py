@@ -1,10 +1,13 @@
 """tools/mdfio-plot's figures from the history database (--study, --history):
 a study's database made here from two real runs (1 and 2 ranks) recorded
 many times with seeded noise under a study's configuration names, two file
-systems, two memory limits and two engines; each data file's numbers
-against the database's op_results, queried here."""
+systems, two memory limits and two engines; a configuration's history made
+from a saved run with noise and a planted regression. Each data file's
+numbers against the database's op_results, queried here, and the bands and
+verdicts against what mdfio-compare prints."""
 import copy
 import itertools
+import math
 import random
 import re
 import sqlite3
@@ -15,7 +18,7 @@ import sys
 import pytest
 
 from conftest import SOURCE_ROOT, job, run_fio
-from mdfio.figures import load_run
+from mdfio.figures import LATENCY, load_run
 from mdfio.history import Environment, open_db, read_outputs, record
 
 PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
@@ -87,13 +90,14 @@ def study_db(tmp_path_factory):
     return path
 
 
-def blocks(path):
-    """{block header: [[numbers of a line]]} of a study data file."""
+def blocks(path, numbers=True):
+    """{block header: [[fields of a line]]} of a data file of blocks (as
+    numbers, or as written)."""
     out = {}
     for block in path.read_text().strip().split("\n\n\n"):
         lines = block.splitlines()
         assert lines[0].startswith("# ") and lines[1].startswith("# ")
-        out[lines[0][2:]] = [[float(x) for x in line.split()] for line in lines[2:]]
+        out[lines[0][2:]] = [[float(x) if numbers else x for x in line.split()] for line in lines[2:]]
     return out
 
 
@@ -170,3 +174,105 @@ def test_study_bad_input(study_db, tmp_path):
         con.execute("UPDATE runs SET config_name = 'another/x' WHERE label = 'other'")
     con.close()
     one_line(plot("--study", other, "--out", tmp_path), "runs of 2 studies (another, demo): choose one with --label")
+
+
+COMPARE = SOURCE_ROOT / "tools" / "mdfio-compare"
+FIXTURE = SOURCE_ROOT / "tests" / "fixtures" / "fio" / "posix-2-ranks.json"
+NOISE = 0.03
+
+
+def noisy(run, rng, rate_factor=1.0):
+    """A copy of run whose phase times and latencies carry lognormal noise,
+    the benchmark's times divided by rate_factor (its rates that many times
+    as high)."""
+    run = copy.deepcopy(run)
+    for f in run.phases:
+        f.t_max_s *= rng.lognormvariate(0, NOISE) / (rate_factor if f.phase == "benchmark" else 1)
+        for o in f.ops.values():
+            if o.count:
+                scale = rng.lognormvariate(0, NOISE)
+                for k in LATENCY:
+                    setattr(o, k, getattr(o, k) * scale)
+    return run
+
+
+@pytest.fixture(scope="module")
+def history_db(tmp_path_factory):
+    """Eight runs of one configuration with noise, a ninth whose benchmark
+    rates are halved, a tenth as the first eight; and a run of another
+    configuration. Returns the database and the halved run's id."""
+    run, outputs = load_run([FIXTURE]), read_outputs([FIXTURE])
+    rng = random.Random(5)
+    path = tmp_path_factory.mktemp("history") / "history.db"
+    db = open_db(path)
+    ids = [record(db, noisy(run, rng, 0.5 if i == 8 else 1.0), synthetic(outputs), label=f"night {i}",
+                  config_name="nightly/ext4-posix", environment=environment("ext4")) for i in range(10)]
+    record(db, noisy(run, rng), synthetic(outputs), label="night 9", config_name="nightly/xfs-posix",
+           environment=environment("xfs"))
+    db.close()
+    return path, ids[8]
+
+
+COMPARED = re.compile(r"^run (\d+): (\w+) (\w+) (rate|median|p99) (\S+?)(?:/s|s): (slower|faster|within noise|"
+                      r"too little history)(?: \(history of \d+ runs: (\S+?)(?:/s|s) to (\S+?)(?:/s|s)\))?", re.M)
+
+
+def test_history_against_the_database_and_mdfio_compare(history_db, tmp_path):
+    """Each run's value is the geometric mean over its repeats of the
+    op_results figure; each band and verdict is what mdfio-compare --run
+    prints for that run; exactly the halved run's benchmark rates are
+    slower, marked in red with their run."""
+    db, halved = history_db
+    proc = plot("--history", db, "--config", "nightly/ext4-posix", "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    names = ["precreate", "benchmark", "cleanup"]
+    assert proc.stdout.split() == [str(tmp_path / f"history-nightly_ext4-posix-{n}.png") for n in names]
+    con = sqlite3.connect(db)
+    ids = [r for (r,) in con.execute("SELECT id FROM runs WHERE config_name = 'nightly/ext4-posix' ORDER BY id")]
+    compared = {}
+    for run_id in ids:
+        out = subprocess.run([sys.executable, str(COMPARE), str(db), "--run", str(run_id)], capture_output=True,
+                             text=True, timeout=60).stdout
+        for m in COMPARED.finditer(out):
+            compared[(int(m[1]), m[2], m[3], m[4])] = m.groups()[4:]
+    slower = set()
+    for phase in names:
+        got = blocks(tmp_path / f"history-nightly_ext4-posix-{phase}.dat", numbers=False)
+        script = (tmp_path / f"history-nightly_ext4-posix-{phase}.gp").read_text()
+        assert "set logscale y" in script and "set title 'read rate'" in script or phase != "benchmark"
+        for head, rows in got.items():
+            op, metric = head.split()
+            column = {"rate": "rate", "median": "median_s", "p99": "q99_s"}[metric]
+            if not rows:
+                continue
+            assert [int(r[0]) for r in rows] == list(range(1, len(ids) + 1))
+            for position, run_id, value, low, high, verdict in rows:
+                values = [v for (v,) in con.execute(f"SELECT {column} FROM op_results WHERE run_id = ? AND "
+                                                    "phase = ? AND op = ?", (int(run_id), phase, op))]
+                assert float(value) == pytest.approx(math.exp(sum(map(math.log, values)) / len(values)), rel=1e-8)
+                shown, said, lo, hi = compared[(int(run_id), phase, op, metric)]
+                assert float(shown) == pytest.approx(float(value), rel=1e-4)
+                if said == "too little history":
+                    assert (low, high, verdict) == ("?", "?", "untested") and int(position) <= 5
+                    continue
+                assert verdict == said.replace(" ", "_")
+                assert (float(low), float(high)) == (pytest.approx(float(lo), rel=1e-4),
+                                                     pytest.approx(float(hi), rel=1e-4))
+                if verdict == "slower":
+                    slower.add((int(run_id), phase, op, metric))
+        if phase == "benchmark":
+            assert "sprintf('run %d', $2)" in script and "strcol(6) eq 'slower'" in script
+    assert slower == {(halved, "benchmark", op, "rate") for op in ("create", "stat", "read", "delete")}
+    con.close()
+    # --label: every configuration of the runs labelled so, each with its history
+    proc = plot("--history", db, "--label", "night 9", "--out", tmp_path / "nine")
+    assert proc.returncode == 0, proc.stderr
+    assert [p.rsplit("/", 1)[1] for p in proc.stdout.split()] == [
+        f"history-nightly_{fs}-posix-{n}.png" for fs in ("ext4", "xfs") for n in names]
+    for bad, needle in ((("--config", "nope"), "--history: no run of configuration 'nope'"),
+                        ((), "--history: name the configuration"),
+                        (("--config", "nightly/ext4-posix", "--alpha", "2"), "argument --alpha")):
+        proc = plot("--history", db, *bad, "--out", tmp_path)
+        assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
+    proc = plot("--config", "x", "--out", tmp_path)
+    assert proc.returncode == 2 and "--config: only with --history" in proc.stderr

@@ -3,6 +3,7 @@
     mdfio-plot RUN.json [RUN.json ...] [--logs PREFIX [--window SEC]] [--out DIR]
     mdfio-plot --scaling LABEL=RUN.json[,RUN.json...] [LABEL=... ...] [--out DIR]
     mdfio-plot --study DB [--label L] [--out DIR]
+    mdfio-plot --history DB [--config NAME] [--label L] [--alpha A] [--min-history N] [--out DIR]
 
 The first form draws each phase (precreate, every benchmark repeat, cleanup)
 from fio's JSON (json+) and the per-operation latency logs that the engine
@@ -14,7 +15,8 @@ without --logs only the boxplots and the rates, which fio's JSON alone
 gives. The second form draws objects/s per phase
 against the number of ranks, one line per label (the layout of the
 MD-REAL-IO report's figures). The third draws a study's runs from the
-history database (mdfio.plot_study). A run is one JSON file, or one per fio process
+history database (mdfio.plot_study), the fourth a configuration's runs over
+time with mdfio-compare's bands (mdfio.plot_history). A run is one JSON file, or one per fio process
 of the run (mpirun, srun), comma-separated in --scaling; its figures are over
 every rank of every host, as mdfio-report's. Every figure is written with the data file and gnuplot script that
 make it. A phase not every rank of the run completed (a host died) is not
@@ -32,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .cli import ArgumentParser, positive_int, positive_seconds
+from .compare import alpha, at_least_two
 from .fiojson import CONTROL, BadInput, error_line
 from .figures import OPS, PhaseFigures, Run, load_run
 
@@ -354,18 +357,28 @@ def plot_scaling(out: Path, runs: Iterable[tuple[str, Run]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     # the figures of other modules, which draw with this one's helpers
+    from .plot_history import history_figures
     from .plot_study import study_figures
     from .plot_windows import plot_windows
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
-    ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines and "
-                                   "histograms; without it, the figures of the JSON alone)")
+    ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines, "
+                                   "histograms and windows; without it, the figures of the JSON alone)")
     ap.add_argument("--scaling", nargs="+", metavar="LABEL=RUN.json[,RUN.json...]",
                     help="draw objects/s against the number of ranks")
     ap.add_argument("--study", metavar="DB",
                     help="draw the study recorded in the history database DB (mdfio-study's runs): objects/s "
                          "per phase against ranks by file system and memory limit, and the repeats' variability")
-    ap.add_argument("--label", metavar="L", help="with --study: only the runs recorded with label L")
+    ap.add_argument("--history", metavar="DB",
+                    help="draw the runs of a configuration (--config, or those with a run labelled --label) of "
+                         "the history database DB over time, with mdfio-compare's prediction bands")
+    ap.add_argument("--config", metavar="NAME", help="with --history: the configuration name (or key)")
+    ap.add_argument("--label", metavar="L", help="with --study: only the runs recorded with label L; with "
+                                                 "--history: the configurations of the runs labelled L")
+    ap.add_argument("--alpha", type=alpha, default=0.01,
+                    help="with --history: mdfio-compare's --alpha (default 0.01)")
+    ap.add_argument("--min-history", type=at_least_two, default=5, metavar="N",
+                    help="with --history: mdfio-compare's --min-history (default 5)")
     ap.add_argument("--out", default=".", help="directory for the figures, made if missing (default: .)")
     ap.add_argument("--max-points", type=positive_int, default=20000,
                     help="points per operation in a timeline before thinning (default 20000)")
@@ -375,11 +388,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.scaling and (args.run or args.logs):
         ap.error("--scaling draws the runs it names: give RUN.json [--logs PREFIX], or --scaling, not both")
-    if args.study and (args.run or args.logs or args.scaling):
-        ap.error("--study draws a database's runs: give RUN.json [--logs PREFIX], --scaling or --study, "
-                 "one of them")
-    if args.label is not None and not args.study:
-        ap.error("--label: only with --study")
+    if sum(map(bool, (args.run or args.logs, args.scaling, args.study, args.history))) > 1:
+        ap.error("give RUN.json [--logs PREFIX], --scaling, --study or --history, one of them")
+    if args.label is not None and not (args.study or args.history):
+        ap.error("--label: only with --study or --history")
+    if args.history and args.config is None and args.label is None:
+        ap.error("--history: name the configuration with --config NAME, or --label L")
+    given = [flag for flag, default in (("config", None), ("alpha", 0.01), ("min_history", 5))
+             if getattr(args, flag) != default]
+    if given and not args.history:
+        ap.error(f"--{given[0].replace('_', '-')}: only with --history")
     if args.window is not None and not args.logs:
         ap.error("--window: only with RUN.json --logs PREFIX (the windows are of the latency logs)")
     out = Path(args.out)
@@ -389,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         named = []
         if args.study:
             made += study_figures(args.study, out, args.label)
+        elif args.history:
+            made += history_figures(args.history, out, args.config, args.label, args.alpha, args.min_history)
         elif args.scaling:
             runs = []
             for item in args.scaling:
@@ -418,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             made.append(plot_repeats(out, run, scope))
             named = [(run.name, run)]
         else:
-            raise BadInput("no run: give RUN.json [--logs PREFIX], --scaling LABEL=RUN.json ..., or --study DB")
+            raise BadInput("no run: give RUN.json [--logs PREFIX], --scaling LABEL=RUN.json ..., --study DB or --history DB")
     except BadInput as e:
         print(error_line("mdfio-plot", e), file=sys.stderr)
         return 2

@@ -126,13 +126,18 @@ def facets(runs: Sequence[StudyRun]) -> tuple[list[str], list[tuple[int, int]]]:
     return columns, rows
 
 
-def log_ticks(low: float, high: float) -> list[float]:
-    """Ticks of a log axis from low to high: 1, 2 and 5 times each power of
-    ten over up to three decades (a narrow range still has some), the
-    powers alone over more."""
-    steps = (1, 2, 5) if math.log10(high / low) <= 3 else (1,)
-    return [m * 10.0 ** e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-            for m in steps if low <= m * 10.0 ** e <= high]
+def log_ticks(low: float, high: float, most: int = 4) -> list[float]:
+    """Ticks of a log axis from low to high: the powers of ten, else 1, 2
+    and 5 times them, else 1 to 9 times them, the first that gives at
+    least 3 (a narrow range still has some), every k-th of them so that
+    there are at most most (a short panel stays legible)."""
+    ticks: list[float] = []
+    for steps in ((1,), (1, 2, 5), range(1, 10)):
+        ticks = [m * 10.0 ** e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+                 for m in steps if low <= m * 10.0 ** e <= high]
+        if len(ticks) >= 3:
+            break
+    return ticks[::-(-len(ticks) // most)] if ticks else ticks
 
 
 def multiplot(out: Path, name: str, title: str, dat: Path, panels: dict[tuple[str, tuple[int, int]], list[tuple[int, str]]],
