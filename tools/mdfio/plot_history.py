@@ -91,13 +91,19 @@ def plot_history(out: Path, db: sqlite3.Connection, key: str, name: str | None, 
                 lines += [f"{p} {r} {v:.9g} {'?' if lo is None else f'{lo:.9g}'} "
                           f"{'?' if hi is None else f'{hi:.9g}'} {verdict}" for p, r, v, lo, hi, verdict in rows]
                 blocks.append("\n".join(lines))
-                values = [v for row in rows for v in row[2:5] if isinstance(v, float)]
+                values = [row[2] for row in rows]
+                edges = [v for row in rows for v in row[3:5] if v is not None]
                 unit = "objects/s" if metric == "rate" else "latency (s)"
-                body += [f"set title {gp(f'{op} {metric}')}", f"set ylabel {gp(unit)}"]
+                # the key once, in the first panel: the others' are the same
+                body += [f"set title {gp(f'{op} {metric}')}", f"set ylabel {gp(unit)}",
+                         "set key top left font ',9' samplen 1" if len(blocks) == 1 else "unset key"]
                 if not values:
                     body.append("set multiplot next")
                     continue
-                low, high = min(values) / 1.3, max(values) * 1.3
+                # the bands as far as a decade beyond the values: a short
+                # history's wide band would flatten the runs into a line
+                low = max(min(values + edges), min(values) / 10) / 1.3
+                high = min(max(values + edges), max(values) * 10) * 1.3
                 index = len(blocks) - 1
                 body += [f"set yrange [{low:.6g}:{high:.6g}]",
                          "set ytics (" + ", ".join(f"{t:g}" for t in log_ticks(low, high)) + ")",
@@ -112,13 +118,15 @@ def plot_history(out: Path, db: sqlite3.Connection, key: str, name: str | None, 
                          "with labels offset 0,1.2 tc rgb '#e31a1c' font ',10' notitle"]
         write(dat, "\n\n\n".join(blocks) + "\n")
         title = (f"{name or key} ({key}): {phase}" + (f" (waiting factor {factor:g})" if factor else "") +
-                 f", {len(runs)} runs; band: mdfio-compare's prediction interval from the earlier runs "
-                 f"(alpha {alpha:g}, at least {min_history}); red: slower")
+                 f", {len(runs)} runs")
+        legend = (f"band: mdfio-compare's prediction interval from the earlier runs (alpha {alpha:g}, at least "
+                  f"{min_history} runs); red: slower")
         gnuplot(out, fig, "\n".join([
-            "reset", f"set multiplot layout {len(metrics)},{len(ops)} title {gp(title)} font ',11'",
+            "reset", f"set multiplot layout {len(metrics)},{len(ops)} title {gp(title)}.\"\\n\".{gp(legend)} "
+            "font ',11'",
             "set datafile missing '?'", "set logscale y", "set grid", f"set xrange [0.5:{len(runs) + 0.5}]",
             f"set xtics {max(1, -(-len(runs) // (5 if len(ops) > 1 else 12)))}", "set xlabel 'run (in recording order)'",
-            "set key top left font ',9' samplen 1 opaque", *body, "unset multiplot"]))
+            *body, "unset multiplot"]))
         made.append(fig)
     return made
 
