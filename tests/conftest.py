@@ -149,6 +149,35 @@ def run_fio(jobtext, tmp_path, env=None, args=(), prefix=(), check=None, timeout
     return run
 
 
+# md-workbench under data load, small enough for a test: each benchmark
+# repeat and the data jobs' time per repeat are LOAD_TIME; steps enough that
+# the stonewall timer, not the steps, ends each repeat on tmpfs
+UNDER_LOAD = {"LOAD_TIME": "1", "LOAD_WRITE_SIZE": "16m", "LOAD_READ_SIZE": "16m"}
+UNDER_LOAD_MDW = {"MDW_D": "4", "MDW_P": "10000", "MDW_I": "10000"}
+
+
+def under_load_jobfile(repeats=2, load=None):
+    """tools/mdfio-jobfile --under-load -R repeats in an environment of
+    load's LOAD_* variables alone, naming the engine of the build under test."""
+    env = {k: v for k, v in fio_env().items() if not k.startswith("LOAD_")}
+    env.update(load or {})
+    proc = subprocess.run([sys.executable, str(SOURCE_ROOT / "tools" / "mdfio-jobfile"), "--under-load",
+                           "-R", str(repeats)], capture_output=True, text=True, env=env, check=True, timeout=60)
+    line = "ioengine=external:./build/engines/mdfio-posix.so"
+    assert line in proc.stdout
+    return proc.stdout.replace(line, f"ioengine=external:{engine_path()}")
+
+
+def run_under_load(fs, tmp_path, repeats=2, load=None, check=True):
+    """Runs the under-load jobfile with md-workbench's root fs/out (the data
+    jobs in fs/out.load) and UNDER_LOAD's sizes; its FioRun, and the path of
+    its json+ output."""
+    text = under_load_jobfile(repeats, {**UNDER_LOAD, **(load or {})})
+    run = run_fio(text, tmp_path, env={**UNDER_LOAD_MDW, "MDW_ROOT": str(Path(fs) / "out")},
+                  args=["--output-format=json+"], check=check, timeout=300)
+    return run, sorted(tmp_path.glob("job-*.json"))[-1]
+
+
 # job()'s object size: md-workbench's default
 OBJECT_SIZE = 3901
 

@@ -40,7 +40,8 @@ def test_layout(prefix):
     engine_dir = libdir[0].rsplit("/", 1)[0]
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio")] + \
              ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study",
-              "share/mdfio/md-workbench.fio", "share/mdfio/studies/nightly.toml",
+              "share/mdfio/md-workbench.fio", "share/mdfio/md-workbench-under-load.fio",
+              "share/mdfio/studies/nightly.toml",
               "share/mdfio/studies/mdrealio-2016.toml", "share/mdfio/studies/mdrealio-2016-fixed-count.toml",
               "share/mdfio/studies/mdrealio-2016-here.toml",
               "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
@@ -53,9 +54,10 @@ def test_layout(prefix):
         assert f"share/man/man1/{tool}.1" in files, files
     # what only the build tree and the tests need stays there
     assert not [f for f in files if re.search(r"hide_opcode|bare-loop|/test_|fio-nr-ios", f)], files
-    jobfile = (prefix / "share" / "mdfio" / "md-workbench.fio").read_text()
-    assert f"\nioengine=external:{prefix / engine_dir}/mdfio-posix.so\n" in jobfile
-    assert "./build" not in jobfile
+    for name in ("md-workbench.fio", "md-workbench-under-load.fio"):
+        jobfile = (prefix / "share" / "mdfio" / name).read_text()
+        assert f"\nioengine=external:{prefix / engine_dir}/mdfio-posix.so\n" in jobfile
+        assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}\n" in jobfile
 
 
 def test_installed_jobfile_tool_writes_the_installed_jobfile(prefix, tmp_path):
