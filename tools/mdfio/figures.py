@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import VERSION
-from .fiojson import (COMPLETE, COUNTER_MAX, HEADLINE, NOT_RUN, SLOT, BadInput, Job, RunSections, Section,
-                      document_header, fio_size, load, short)
+from .fiojson import (ALONE, COMPLETE, COUNTER_MAX, HEADLINE, LOADED, LOADED_PREFIX, NOT_RUN, SLOT, BadInput,
+                      DataJob, Job, Latency, RunSections, Section, data_jobs, document_header, fio_size, load,
+                      mdfio_sections, short)
 
 OPS = ("create", "stat", "read", "delete")
 # an operation's latency figures, in md-workbench's order
@@ -277,15 +278,17 @@ class Run:
     --status-interval), interim=True: only the phases completed on every
     rank, whose figures are final, but those of the sections named in
     skip (already known), and no marks; a running job's are read only by
-    count and time (Job.done, Job.time_so_far)."""
+    count and time (Job.done, Job.time_so_far). Of a run under data load,
+    part (fiojson.ALONE, LOADED) is one of its two md-workbench runs."""
 
-    def __init__(self, docs, interim=False, skip=()):
+    def __init__(self, docs, interim=False, skip=(), part=None):
         self.name = ", ".join(name for _, name in docs)
+        self.docs = docs
         # fio's and the engine's messages around the documents
         self.said = [line for doc, _ in docs for line in getattr(doc, "said", ())]
         heads = [document_header(doc, name) for doc, name in docs]
         fio_version, self.end = heads[0][0], max(end for _, end in heads)
-        self.layout = RunSections(docs)
+        self.layout = RunSections(docs, part)
         stamp = {name: head[1] for (_, name), head in zip(docs, heads)}
         for j in (j for x in self.layout.sections for j in x.jobs):
             if j.elapsed is not None and j.elapsed > stamp[j.file]:
@@ -497,3 +500,191 @@ def load_run(paths: Iterable[str | os.PathLike[str]]) -> Run:
     """The Run of fio's JSON output files (or '-' for stdin): one file, or
     one per fio process of the run."""
     return Run([load(p) for p in paths])
+
+
+# the figures of a data job (docs/reports.md "Metadata under data load")
+DATA_FIGURES = ("mib_per_s", "iops", "p50_s", "p99_s", "runtime_s")
+# fio's keys of the latency percentiles the report gives
+DATA_PERCENTILES = {"p50_s": "50.000000", "p99_s": "99.000000"}
+
+
+@dataclass
+class DataFigures:
+    """A data job's figures in one slot (read, write) over its processes,
+    from fio's JSON: bandwidth (fio's bw_bytes) and iops summed, fio's own
+    completion latency percentiles p50 and p99 (clat_ns; of several
+    processes, from their merged json+ histograms), fio's job_runtime;
+    None when fio has no such figure (a job that did no I/O)."""
+    job: str
+    slot: str
+    processes: int
+    mib_per_s: float | None
+    iops: float | None
+    p50_s: float | None
+    p99_s: float | None
+    runtime_s: float | None
+    groupid: int
+    errors: list[int]
+
+    def record(self) -> dict[str, Any]:
+        return {"job": self.job, "slot": self.slot, "processes": self.processes,
+                **{k: getattr(self, k) for k in DATA_FIGURES}, "fio_group": self.groupid, "errors": self.errors}
+
+
+def nearest_rank(bins: Sequence[tuple[int, int]], n: int, pct: float) -> int:
+    """The sample at percentile pct of a histogram of n samples, as fio
+    picks it (stat.c, calc_clat_percentiles): the first bucket where the
+    samples so far reach pct/100 of n."""
+    want = pct / 100.0 * n
+    seen = 0
+    for value, count in bins:
+        seen += count
+        if seen >= want:
+            return value
+    return bins[-1][0]
+
+
+def data_figures(jobs: Sequence[DataJob], slot: str) -> DataFigures:
+    """The figures of one data job's processes in slot."""
+    first = jobs[0]
+    slots = [j.job.slot(slot) for j in jobs]
+    lats = [Latency(r.child("clat_ns")) for r in slots]
+    moved = sum(r.counter("total_ios") for r in slots)
+    mib = sum(r.counter("bw_bytes") for r in slots) / 2**20 if moved else None
+    iops = sum(r.number("iops") for r in slots) if moved else None
+    pcts = dict.fromkeys(DATA_PERCENTILES)
+    if len(lats) == 1 and lats[0].n:
+        pcts = {k: lats[0].percentile.get(v) for k, v in DATA_PERCENTILES.items()}
+    elif sum(o.n for o in lats):
+        merged = {}
+        for o in lats:
+            for value, count in o.bins.items():
+                merged[value] = merged.get(value, 0) + count
+        n = sum(o.n for o in lats)
+        if sum(merged.values()) == n:
+            pcts = {k: nearest_rank(sorted(merged.items()), n, float(v)) for k, v in DATA_PERCENTILES.items()}
+    runtime = max(j.runtime_ms for j in jobs)
+    return DataFigures(job=first.key, slot=slot, processes=len(jobs), mib_per_s=mib, iops=iops,
+                       p50_s=None if pcts["p50_s"] is None else pcts["p50_s"] / 1e9,
+                       p99_s=None if pcts["p99_s"] is None else pcts["p99_s"] / 1e9,
+                       runtime_s=runtime / 1000.0 if moved else None, groupid=first.job.groupid,
+                       errors=sorted({j.job.error for j in jobs if j.job.error}))
+
+
+def ratio(loaded: float | None, alone: float | None) -> float | None:
+    """loaded / alone; None where either is unknown or alone is 0."""
+    if loaded is None or not alone:
+        return None
+    return loaded / alone
+
+
+# fio's end of a time_based job: at its next I/O after its runtime, in
+# whole milliseconds; how far a data job's runtime may pass the loaded
+# benchmark's time and still count as within it
+WINDOW_SLACK_S = 0.1
+
+
+class LoadRun:
+    """An mdfio run under data load (jobfiles/md-workbench-under-load.fio):
+    md-workbench alone and under load (two Runs of the same documents,
+    fiojson.in_part), and the data jobs alone and under load, paired by
+    name (pairs: the pair's name, fio's slot, DataFigures alone and under
+    load). problems lists every way the run falls short, for the report to
+    say and exit 1: a data job's fio error; a data job under load outside
+    the fio group of the loaded benchmark repeats (benchmark_groups), in a
+    group with another md-workbench section, or running longer than the
+    loaded benchmark's time (benchmark_time) by more than WINDOW_SLACK_S;
+    a data job alone in a group with md-workbench; md-workbench run with
+    other parameters under load."""
+
+    def __init__(self, docs):
+        self.name = ", ".join(name for _, name in docs)
+        self.data = [j for doc, name in docs for j in data_jobs(doc, name)]
+        for part, what in ((LOADED, f"no mdfio section named {LOADED_PREFIX}..."),
+                           (ALONE, f"no mdfio section but those named {LOADED_PREFIX}...")):
+            if not any(s for doc, name in docs for s in mdfio_sections_or_none(doc, name, part)):
+                raise BadInput(f"{self.name}: data jobs (load-...) but {what}: not the JSON of "
+                               "md-workbench-under-load.fio (md-workbench alone, then under load)")
+        self.alone, self.loaded = Run(docs, part=ALONE), Run(docs, part=LOADED)
+        keys = list(dict.fromkeys(j.key for j in self.data))
+        self.pairs = []
+        for key in keys:
+            alone = [j for j in self.data if j.key == key and j.alone]
+            loaded = [j for j in self.data if j.key == key and not j.alone]
+            slots = list(dict.fromkeys(s for j in alone + loaded for s in j.slots))
+            for slot in slots:
+                self.pairs.append((key, slot, data_figures(alone, slot) if alone else None,
+                                   data_figures(loaded, slot) if loaded else None))
+        self.benchmarks = self._benchmarks()
+        self.problems = self._problems()
+        if self.alone.md_workbench_args() != self.loaded.md_workbench_args():
+            self.problems.append("md-workbench ran with other parameters under load: "
+                                 + " ".join(self.loaded.md_workbench_args()))
+
+    def _benchmarks(self):
+        """(repeat, alone, loaded) of each benchmark repeat: a PhaseFigures
+        or a PhaseMark each, None where a run lacks the repeat."""
+        def by_repeat(run):
+            return {e.repeat: e for e in run.entries if e.phase == "benchmark"}
+        alone, loaded = by_repeat(self.alone), by_repeat(self.loaded)
+        return [(k, alone.get(k), loaded.get(k)) for k in sorted(set(alone) | set(loaded))]
+
+    def benchmark_time(self) -> float | None:
+        """The loaded benchmark's time: the sum of its repeats' T (each
+        the slowest rank's); None if a repeat has none."""
+        times = [f.t_max_s if isinstance(f, PhaseFigures) else None for _, _, f in self.benchmarks]
+        return None if not times or None in times else sum(times)
+
+    def benchmark_groups(self) -> set[int]:
+        return {j.groupid for sec in self.loaded.sections if sec.phase == "benchmark" for j in sec.jobs}
+
+    def _problems(self):
+        out = []
+        for j in self.data:
+            if j.job.error:
+                out.append(f"data job {j.name} ({'alone' if j.alone else 'under load'}) ended with fio error "
+                           f"{j.job.error}: its figures are not the workload's")
+        bench_groups = self.benchmark_groups()
+        other_groups = {j.groupid for run in (self.alone, self.loaded) for sec in run.sections
+                        if not (run is self.loaded and sec.phase == "benchmark") for j in sec.jobs}
+        limit = self.benchmark_time()
+        for j in self.data:
+            if j.alone:
+                if j.job.groupid in bench_groups | other_groups:
+                    out.append(f"data job {j.name} ran in fio group {j.job.groupid} beside md-workbench: "
+                               "not alone (stonewall it)")
+                continue
+            if j.job.groupid not in bench_groups or j.job.groupid in other_groups:
+                out.append(f"data job {j.name} ran in fio group {j.job.groupid}, not (only) in the loaded "
+                           f"benchmark's ({', '.join(map(str, sorted(bench_groups))) or 'none'})")
+            elif limit is not None and j.runtime_ms / 1000.0 > limit + WINDOW_SLACK_S:
+                out.append(f"data job {j.name} ran {j.runtime_ms / 1000.0:.3f} s, beyond the loaded benchmark's "
+                           f"{limit:.3f} s: a repeat ran out of steps before its stonewall timer (raise MDW_I "
+                           "and MDW_P)")
+        return out
+
+    @property
+    def marks(self) -> list[PhaseMark]:
+        return self.alone.marks + self.loaded.marks
+
+    @property
+    def errors(self) -> int:
+        return self.alone.errors + self.loaded.errors
+
+
+def mdfio_sections_or_none(doc: dict[str, Any], name: str, part: str) -> list[Section]:
+    """The mdfio sections of part in a document; [] when it has none."""
+    try:
+        return mdfio_sections(doc, name, part)
+    except BadInput:
+        return []
+
+
+def under_data_load(docs: Sequence[tuple[dict[str, Any], str]]) -> bool:
+    """Whether fio's documents are a run under data load: any data job.
+    Documents it cannot read are not: the Run of them says why, as it
+    did before runs under data load were known."""
+    try:
+        return any(data_jobs(doc, name) for doc, name in docs)
+    except BadInput:
+        return False

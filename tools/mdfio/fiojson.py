@@ -58,6 +58,16 @@ RUN_OPTIONS = ("phase", "datasets", "precreate_per_set", "steps_per_set", "bs", 
                "start_index", "read_only", "verify_read", "repeat", "repeats", "directory")
 
 
+# md-workbench under data load (jobfiles/md-workbench-under-load.fio,
+# docs/reports.md "Metadata under data load"): a job of fio's own engine
+# (not mdfio) named "load-..." is a data job, one named "load-...-alone"
+# ran without md-workbench; mdfio sections named "loaded-..." are the
+# md-workbench run under load, the others the run alone. A data job with
+# create_only=1 only lays out its file, and does no I/O to report.
+LOAD_PREFIX, ALONE_SUFFIX, LOADED_PREFIX = "load-", "-alone", "loaded-"
+ALONE, LOADED = "alone", "loaded"
+
+
 # what completion() finds of a section (docs/reports.md "A run that did
 # not complete")
 COMPLETE, INCOMPLETE, NOT_RUN = "complete", "incomplete", "not run"
@@ -340,6 +350,15 @@ class Reader:
             raise self._bad(key, "a non-negative integer")
         return v
 
+    def number(self, key: str) -> float:
+        """A non-negative number, integer or not, as fio's rates are."""
+        if key not in self.obj:
+            raise self._missing(key)
+        v = self.obj[key]
+        if type(v) not in (int, float) or not 0 <= v < COUNTER_MAX:
+            raise self._bad(key, "a non-negative number")
+        return float(v)
+
     def text(self, key: str, default: str | None = None) -> str:
         """A string; fio escapes only quotes and backslashes, so one with a
         control character (or a line break) is not from fio."""
@@ -463,6 +482,9 @@ class Job:
         self.hostname = r.text("hostname", default="") if r.has("hostname") else None
         self.opts = {**glob, **r.options("job options")}
         self.error = r.counter("error")
+        # fio's stonewall group: what places a job in time beside others
+        # (fio 3.33's JSON has no start time per job)
+        self.groupid = r.counter("groupid", default=0)
         # fio's seconds since its start; a fio client's JSON has none (None)
         self.elapsed = r.counter("elapsed") if r.has("elapsed") else None
         self.file = r.name
@@ -633,9 +655,17 @@ def global_options(top: Reader) -> tuple[dict[str, str] | None,
     return None, per_server
 
 
-def mdfio_sections(doc: dict[str, Any], name: str) -> list[Section]:
+def in_part(section: str, part: str | None) -> bool:
+    """Whether an mdfio section belongs to part of a run under data load:
+    LOADED ("loaded-" sections) or ALONE (the others); every section for
+    None, a run without data jobs."""
+    return part is None or section.startswith(LOADED_PREFIX) == (part == LOADED)
+
+
+def mdfio_sections(doc: dict[str, Any], name: str, part: str | None = None) -> list[Section]:
     """The mdfio sections of a fio document, in fio's order, each with its
-    processes: the jobs of the same name, of every fio server of a client."""
+    processes: the jobs of the same name, of every fio server of a client;
+    of a run under data load, those of part (in_part)."""
     top = Reader(doc, name, "the document")
     if "client_stats" in doc:
         jobs = [j for j in top.items("client_stats") if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
@@ -658,7 +688,7 @@ def mdfio_sections(doc: dict[str, Any], name: str) -> list[Section]:
             glob = per_server.get((raw.get("hostname"), raw.get("port")), {})
         j = Job(Reader(raw, name, f"job {n}"), glob)
         opts = j.opts
-        if "mdfio" not in opts.get("ioengine", "") or "phase" not in opts:
+        if "mdfio" not in opts.get("ioengine", "") or "phase" not in opts or not in_part(j.name, part):
             continue
         for k, fio_name in (("ranks", "numjobs"), ("object_size", "bs"), ("root", "directory")):
             if k in opts:
@@ -765,15 +795,16 @@ class RunSections:
     lacks (a host that died) in its missing; completion() says which
     sections every rank completed.
     Without ranks in the descriptions (an mdfio before runs over many
-    hosts), one document's clones in fio's order are the ranks."""
+    hosts), one document's clones in fio's order are the ranks. Of a run
+    under data load, part (ALONE or LOADED) picks one md-workbench run."""
 
-    def __init__(self, docs):
+    def __init__(self, docs, part=None):
         self.files = [name for _, name in docs]
         self._listed = {}
         twice = next((f for i, f in enumerate(self.files) if f in self.files[:i]), None)
         if twice is not None:
             raise BadInput(f"{twice}: given twice")
-        per_doc = [mdfio_sections(doc, name) for doc, name in docs]
+        per_doc = [mdfio_sections(doc, name, part) for doc, name in docs]
         names = [[x.name for x in secs] for secs in per_doc]
         for secs, other in zip(per_doc[1:], self.files[1:]):
             if [x.name for x in secs] != names[0]:
@@ -962,3 +993,65 @@ class RunSections:
                      + f" ended with fio error {js[0].error}" for h, js in by_host.items()]
             lines.append(f"job {sec.name}: {'; '.join(parts)}")
         return lines
+
+
+# the rw values of fio whose I/O fio counts in each slot
+RW_SLOTS = {"read": ("read", "randread", "rw", "readwrite", "randrw"),
+            "write": ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"),
+            "trim": ("trim", "randtrim", "trimwrite")}
+
+
+class DataJob:
+    """One process of a data job of a run under data load (LOAD_PREFIX):
+    a job of fio's own engine, read as fio writes it."""
+
+    def __init__(self, job: Job):
+        self.job, self.name, self.file = job, job.name, job.file
+        self.alone = job.name.endswith(ALONE_SUFFIX)
+        # the pair's name: load-write for load-write and load-write-alone
+        self.key = job.name[:-len(ALONE_SUFFIX)] if self.alone else job.name
+        rw = job.opts.get("rw", job.opts.get("readwrite", "read")).split(":")[0].strip()
+        # the slots fio counts the job's I/O in, by its rw
+        self.slots = [slot for slot in ("read", "write", "trim") if rw in RW_SLOTS[slot]]
+        if not self.slots:
+            raise BadInput(f"{job.file}: data job {job.name}: rw={short(rw)}, expected one of fio's rw values")
+        self.rw = rw
+
+    @property
+    def runtime_ms(self) -> int:
+        """fio's time of the job's I/O (job_runtime), in ms."""
+        return self.job.r.counter("job_runtime")
+
+
+def data_jobs(doc: dict[str, Any], name: str) -> list[DataJob]:
+    """The data jobs of a fio document (LOAD_PREFIX), in fio's order, each
+    process one; [] in a run without data load. A job named so that runs
+    an mdfio engine is an md-workbench section, never a data job."""
+    top = Reader(doc, name, "the document")
+    if "client_stats" in doc:
+        raw_jobs = [j for j in top.items("client_stats")
+                    if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
+    else:
+        raw_jobs = top.items("jobs")
+    glob, per_server = global_options(top)
+    out, reported = [], {}
+    for n, raw in enumerate(raw_jobs):
+        if not isinstance(raw, dict) or "jobname" not in raw:
+            raise BadInput(f"{name}: not fio JSON output (a job without 'jobname')")
+        if not str(raw["jobname"]).startswith(LOAD_PREFIX):
+            continue
+        if per_server is not None:
+            glob = per_server.get((raw.get("hostname"), raw.get("port")), {})
+        j = Job(Reader(raw, name, f"job {n}"), glob)
+        if "mdfio" in j.opts.get("ioengine", "") or BOOL.get(j.opts.get("create_only", "0").strip().lower()):
+            continue
+        if "client_stats" in doc:
+            # a fio client appends each --status-interval report of a job,
+            # the final one last: a data job is one process per fio server
+            where = (j.hostname, j.r.counter("port", default=-1), j.name)
+            if where in reported:
+                out[reported[where]] = DataJob(j)
+                continue
+            reported[where] = len(out)
+        out.append(DataJob(j))
+    return out

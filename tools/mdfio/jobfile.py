@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cli import ArgumentParser, positive_int
+# the names the report reads a run under data load by
+from .fiojson import ALONE_SUFFIX, LOAD_PREFIX, LOADED_PREFIX
 
 # md-workbench's -T: after each repeat at waiting factor 0, seven more at
 # 0.0625 doubled up to 4
@@ -69,8 +71,6 @@ LOAD_ENGINES = ("psync", "io_uring")
 # the steps, ends each benchmark repeat on tmpfs (the report says when a
 # repeat ran out of steps first)
 LOAD_MDW_DEFAULTS = {"precreate_per_set": "5000", "steps_per_set": "5000"}
-# the names the report reads the run by (fiojson.LOAD_PREFIX, LOADED_PREFIX)
-LOAD_PREFIX, LOADED_PREFIX = "load-", "loaded-"
 
 
 def load_settings(env: dict[str, str]) -> dict[str, str]:
@@ -174,8 +174,8 @@ def under_load(global_text: str, repeats: int, load: dict[str, str]) -> str:
         return sections, f"[{prefix}cleanup]\nstonewall\n{options}phase=cleanup\n"
     bench, cleanup = run("")
     out += bench + [cleanup]
-    out.append(data_job(f"{LOAD_PREFIX}write-alone", "write", load, span, unlink=True).replace("\n", "\nstonewall\n", 1))
-    out.append(data_job(f"{LOAD_PREFIX}randread-alone", "randread", load, span, unlink=False))
+    out.append(data_job(f"{LOAD_PREFIX}write{ALONE_SUFFIX}", "write", load, span, unlink=True).replace("\n", "\nstonewall\n", 1))
+    out.append(data_job(f"{LOAD_PREFIX}randread{ALONE_SUFFIX}", "randread", load, span, unlink=False))
     bench, cleanup = run(LOADED_PREFIX)
     out += bench
     out.append(data_job(f"{LOAD_PREFIX}write", "write", load, span, unlink=True))

@@ -23,11 +23,17 @@ live line while one runs, then the report (mdfio.follow).
 A phase (or benchmark repeat) that not every rank of the run completed
 (a host died, a rank failed) has a line saying which ranks and hosts and
 why, and no figures (records: status, reason).
+The JSON of jobfiles/md-workbench-under-load.fio (data jobs named load-...)
+is reported as one comparison: md-workbench's benchmark under load beside
+alone, with ratios, and the data jobs under load beside alone (text or
+--json; docs/reports.md "Metadata under data load").
 With --record DB it also keeps the run in a history database
 (mdfio.history, docs/reports.md "History database"), unless the run did
 not complete or had errors.
 Exit status: 0, 1 when the run reported errors or a phase did not complete
-on every rank, 2 when the input cannot be used (one line on stderr).
+on every rank (under data load also: a data job's error, or a data job
+that ran outside the loaded benchmark), 2 when the input cannot be used
+(one line on stderr).
 """
 from __future__ import annotations
 
@@ -43,10 +49,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cli import ArgumentParser, positive_seconds
-from .fiojson import BadInput, error_line
-from .figures import FIELDS, PhaseFigures, PhaseMark, Run, load_run
+from .fiojson import BadInput, error_line, load, read_documents
+from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
+                      under_data_load)
 from .follow import follow
-from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as, run_of
+from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as
 
 
 def local_time(epoch: float) -> str:
@@ -328,10 +335,130 @@ def render_csv(run: Run, opts: argparse.Namespace) -> list[str]:
     return buf.getvalue().splitlines()
 
 
+# md-workbench's figures of a benchmark repeat the comparison gives: (label,
+# a function of PhaseFigures, format); then each operation's quantiles
+LOAD_RATES = (("time", lambda f: f.t_max_s, "e4"), ("rate iops/s", lambda f: f.iops, ".1f"),
+              ("rate obj/s", lambda f: f.obj_per_s, ".1f"), ("tp MiB/s", lambda f: f.tp_mib_per_s, ".1f"))
+QUANTILE_NAMES = {"q1_s": "q1", "median_s": "median", "q3_s": "q3", "q90_s": "q90", "q99_s": "q99"}
+DATA_LABELS = {"mib_per_s": ("MiB/s", ".1f"), "iops": ("IOPS", ".1f"), "p50_s": ("p50", "e4"),
+               "p99_s": ("p99", "e4"), "runtime_s": ("runtime", "e4")}
+
+
+def load_rows(f: PhaseFigures) -> list[tuple[str, float | None, str]]:
+    """(label, value, format) of a benchmark repeat's compared figures."""
+    rows = [(label, get(f), spec) for label, get, spec in LOAD_RATES]
+    for op in OPS:
+        o = f.ops[op]
+        rows += [(f"{op} {QUANTILE_NAMES[k]}", getattr(o, k) if o.count else None, "e4") for k in QUANTILE_NAMES]
+    return rows
+
+
+def data_rows(f: DataFigures | None) -> list[tuple[str, float | None, str]]:
+    return [(DATA_LABELS[k][0], None if f is None else getattr(f, k), DATA_LABELS[k][1]) for k in DATA_FIGURES]
+
+
+def cell(v: float | None, spec: str) -> str:
+    return e4(v) if spec == "e4" else num(v, spec)
+
+
+def table(title: str, alone: list, loaded: list) -> list[str]:
+    """A comparison table: a row per figure, alone, under load, ratio."""
+    lines = [f"{title:<30} {'alone':>14} {'under load':>14} {'ratio':>8}"]
+    for (label, a, spec), (_, b, _) in zip(alone, loaded):
+        lines.append(f"  {label:<28} {cell(a, spec):>14} {cell(b, spec):>14} {num(ratio(b, a), '.3f'):>8}")
+    return lines
+
+
+def load_window(load: LoadRun) -> str:
+    """The line saying where the data jobs under load ran."""
+    groups = ", ".join(map(str, sorted(load.benchmark_groups()))) or "none"
+    loaded = [j for j in load.data if not j.alone]
+    longest = max((j.runtime_ms for j in loaded), default=0) / 1000.0
+    return (f"data jobs under load: in fio group {groups} with the loaded benchmark repeats; the longest ran "
+            f"{longest:.3f} s, the benchmark {num(load.benchmark_time(), '.3f', ' s')}")
+
+
+def render_load(load: LoadRun, opts: argparse.Namespace) -> list[str]:
+    """The comparison of a run under data load, as text."""
+    lines = [f"md-workbench under data load (version: {load.alone.version}) time: {start_time(load.alone)}",
+             "Args: md-workbench" + "".join(f' "{a}"' for a in load.alone.md_workbench_args())]
+    for k, a, b in load.benchmarks:
+        title = f"benchmark {k}"
+        if isinstance(a, PhaseFigures) and isinstance(b, PhaseFigures):
+            lines += table(title, load_rows(a), load_rows(b))
+            continue
+        lines.append(f"{title}: no comparison")
+        lines += [f"  {'alone' if f is a else 'under load'}: " + (mark_line(f) if f is not None else "not in the run")
+                  for f in (a, b) if not isinstance(f, PhaseFigures)]
+    for key, slot, a, b in load.pairs:
+        lines += table(f"data {key} ({slot})", data_rows(a), data_rows(b))
+    lines.append(load_window(load))
+    lines += [f"PROBLEM: {p}" for p in load.problems]
+    return lines + footer(load.loaded)
+
+
+def render_load_json(load: LoadRun, opts: argparse.Namespace) -> list[str]:
+    """The comparison as one JSON document: each benchmark repeat's records
+    (those of --json) alone and under load with the ratio of every figure,
+    each data job's figures alone and under load with their ratios."""
+    def ratios(a, b, keys):
+        return {k: ratio(b[k], a[k]) if isinstance(a.get(k), (int, float)) and isinstance(b.get(k), (int, float))
+                else None for k in keys}
+    keys = [k for k in FIELDS if k.endswith(("_s", "iops", "per_s", "_pct")) or k in ("objects",)]
+    bench = []
+    for k, a, b in load.benchmarks:
+        ra, rb = (None if f is None else f.record() for f in (a, b))
+        bench.append({"repeat": k, "alone": ra, "loaded": rb,
+                      "ratio": ratios(ra, rb, keys) if ra is not None and rb is not None else None})
+    data = []
+    for key, slot, a, b in load.pairs:
+        ra, rb = (None if f is None else f.record() for f in (a, b))
+        data.append({"job": key, "slot": slot, "alone": ra, "loaded": rb,
+                     "ratio": ratios(ra, rb, DATA_FIGURES) if ra is not None and rb is not None else None})
+    doc = {"version": load.alone.version, "parameters": load.alone.params(),
+           "md_workbench_args": load.alone.md_workbench_args(), "benchmark": bench, "data": data,
+           "window": {"fio_groups": sorted(load.benchmark_groups()), "benchmark_s": load.benchmark_time(),
+                      "data_runtime_s": {j.name: j.runtime_ms / 1000.0 for j in load.data}},
+           "problems": load.problems}
+    return [json.dumps(doc, indent=1, allow_nan=False)]
+
+
+def check_load_options(args: argparse.Namespace) -> str | None:
+    """Why the options do not apply to a run under data load; None if they do."""
+    if args.format not in ("md-workbench", "json"):
+        return f"--format {args.format}" if args.format != "csv" else "--csv"
+    for flag, given in (("--process-reports", args.process_reports), ("-q/--quiet", args.quiet),
+                        ("--print-detailed-stats", args.print_detailed_stats), ("--record", args.record)):
+        if given:
+            return flag
+    return None
+
+
 RENDER = {"md-workbench": render_md_workbench, "md-workbench-2020": render_md_workbench_2020,
           "md-real-io-2017": lambda run, opts: render_md_real_io(run, opts, 2017),
           "md-real-io-2016": lambda run, opts: render_md_real_io(run, opts, 2016),
           "json": render_json, "csv": render_csv}
+
+
+def report_load(load: LoadRun, args: argparse.Namespace, notes: list[str]) -> int:
+    """Prints the comparison of a run under data load; its exit status."""
+    refused = check_load_options(args)
+    if refused is not None:
+        print(f"mdfio-report: {load.name}: {refused}: a run under data load is reported as its comparison "
+              "(text or --json), and not recorded", file=sys.stderr)
+        return 2
+    lines = (render_load_json if args.format == "json" else render_load)(load, args)
+    print("\n".join(lines))
+    for note in notes:
+        print(f"mdfio-report: {note}", file=sys.stderr)
+    for run in (load.alone, load.loaded):
+        for line in run.failed():
+            print(f"mdfio-report: {load.name}: {line}", file=sys.stderr)
+        if run.marks:
+            print(f"mdfio-report: {load.name}: {run.not_completed()}", file=sys.stderr)
+    for problem in load.problems:
+        print(f"mdfio-report: {load.name}: {problem}", file=sys.stderr)
+    return 1 if load.errors or load.marks or load.problems else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -391,11 +518,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             db = open_db(args.record)
         if args.follow:
             run, notes = follow(files[0], args, phase_block, sys.stdout)
+            docs = run.docs
         elif db is not None:
             outputs = read_outputs(files)
-            run = run_of(outputs)
+            # read as history.run_of reads them
+            docs = [(read_documents(text, name)[-1], name) for name, text in outputs]
+            run = None if under_data_load(docs) else Run(docs)
         else:
-            run = load_run(files)
+            docs = [load(p) for p in files]
+            run = None if under_data_load(docs) else Run(docs)
+        if under_data_load(docs):
+            if db is not None:
+                db.close()
+            return report_load(LoadRun(docs), args, notes)
         lines = RENDER[args.format](run, args)
     except BadInput as e:
         print(error_line("mdfio-report", e), file=sys.stderr)
