@@ -140,15 +140,17 @@ def log_ticks(low: float, high: float, most: int = 4) -> list[float]:
     return ticks[::-(-len(ticks) // most)] if ticks else ticks
 
 
-def multiplot(out: Path, name: str, title: str, dat: Path, panels: dict[tuple[str, tuple[int, int]], list[tuple[int, str]]],
+def multiplot(out: Path, name: str, title: Sequence[str], dat: Path, panels: dict[tuple[str, tuple[int, int]], list[tuple[int, str]]],
               columns: list[str], rows: list[tuple[int, int]], values: list[float], xlabel: str,
               xtics: list[int]) -> None:
     """One figure of panels rows x columns: each panel's lines are blocks
     (index, title) of dat, drawn as linespoints of the mean (column 2) with
     a bar from column 3 to 4 where column 6 (n) is above 1; one log y range
-    for every panel."""
+    for every panel. title: its lines, which a long study name and label
+    would push past the figure's edges as one."""
     low, high = min(values), max(values)
-    body = ["reset", f"set multiplot layout {len(rows)},{len(columns)} title {gp(title)}",
+    body = ["reset", f"set multiplot layout {len(rows)},{len(columns)} title "
+            + ' . "\\n" . '.join(gp(line) for line in title),
             "set logscale y", f"set yrange [{low / 1.6:.6g}:{high * 1.6:.6g}]", "set format y '%g'",
             "set ytics (" + ", ".join(f"{t:g}" for t in log_ticks(low / 1.6, high * 1.6)) + ")",
             "set grid", f"set xrange [{min(xtics) - 0.5}:{max(xtics) + 0.5}]",
@@ -221,8 +223,8 @@ def plot_study(out: Path, runs: Sequence[StudyRun], label: str | None) -> list[s
         write(dat, "\n\n\n".join(blocks) + "\n")
         each = ("every repeat of every run" if phase == "benchmark" else "every run")
         note = f"; {left_out} values at 0 or n/a left out" if left_out else ""
-        multiplot(out, f"study-{phase}", f"{phase}: objects/s against processes ({what}); mean of {each} of a "
-                  f"point, bar min to max{note}", dat, panels, columns, rows, values,
+        multiplot(out, f"study-{phase}", [f"{phase}: objects/s against processes ({what})",
+                                          f"mean of {each} of a point, bar min to max{note}"], dat, panels, columns, rows, values,
                   "processes (ranks)", sorted({r.ranks for r in runs}))
         made.append(f"study-{phase}")
     name = plot_variability(out, runs, keys, columns, rows, what)
@@ -260,8 +262,8 @@ def plot_variability(out: Path, runs: Sequence[StudyRun], keys: Sequence[str], c
     dat = out / "study-variability.dat"
     write(dat, "\n\n\n".join(blocks) + "\n")
     repeats = sorted({k for by_repeat in points.values() for k in by_repeat})
-    multiplot(out, "study-variability", f"benchmark: objects/s of each repeat ({what}); mean over a point's "
-              "runs, bar min to max", dat, panels, columns, rows, values, "benchmark repeat", repeats)
+    multiplot(out, "study-variability", [f"benchmark: objects/s of each repeat ({what})",
+                                         "mean over a point's runs, bar min to max"], dat, panels, columns, rows, values, "benchmark repeat", repeats)
     return "study-variability"
 
 
