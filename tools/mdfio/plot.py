@@ -355,11 +355,38 @@ def plot_scaling(out: Path, runs: Iterable[tuple[str, Run]]) -> str:
     return "scaling"
 
 
+def plot_run(out: Path, run: Run, logs_prefix: str | None, max_points: int = 20000,
+             window_s: float | None = None) -> tuple[list[str], str | None]:
+    """Draws run's figures into out (made if missing): the names of those
+    drawn, in the run's order, and without logs_prefix the line naming
+    those skipped for lack of the latency logs (None with it). mdfio-plot
+    RUN.json draws these, and mdfio-report --html embeds them."""
+    # a module that draws with this one's helpers
+    from .plot_windows import plot_windows
+    # without the logs, the figures of fio's JSON alone (boxplots,
+    # repeats-rate), and a line naming those skipped
+    logs = log_files(logs_prefix, run) if logs_prefix else {label(f): {} for f in run.phases}
+    skipped = None
+    if not logs_prefix and run.phases:
+        skipped = ("no --logs: skipped the timeline, histogram and windows figures of "
+                   f"{', '.join(label(f) for f in run.phases)} (they need the latency logs: run fio with "
+                   "latency_log=PREFIX latency_all=1, then give --logs PREFIX)")
+    output_dir(out)
+    scope = scope_note(run)
+    made = []
+    for f in run.phases:
+        cache = {}   # the phase's logs, read once for its timeline and histogram
+        made += [plot_timeline(out, f, logs[label(f)], cache, max_points, scope),
+                 plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope),
+                 plot_windows(out, f, logs[label(f)], cache, window_s, scope)]
+    made.append(plot_repeats(out, run, scope))
+    return [name for name in made if name], skipped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # the figures of other modules, which draw with this one's helpers
     from .plot_history import history_figures
     from .plot_study import study_figures
-    from .plot_windows import plot_windows
     ap = ArgumentParser(prog="mdfio-plot", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", nargs="*", help="fio JSON (json+) of an mdfio run: one file, or one per fio process")
     ap.add_argument("--logs", help="the latency_log= prefix the run was made with (for the timelines, "
@@ -421,21 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             named = [(f"--scaling {item}", run) for item, (_, run) in zip(args.scaling, runs)]
         elif args.run:
             run = load_run(args.run)
-            # without the logs, the figures of fio's JSON alone (boxplots,
-            # repeats-rate), and a line naming those skipped
-            logs = log_files(args.logs, run) if args.logs else {label(f): {} for f in run.phases}
-            if not args.logs and run.phases:
-                skipped = ("no --logs: skipped the timeline, histogram and windows figures of "
-                           f"{', '.join(label(f) for f in run.phases)} (they need the latency logs: run fio with "
-                           "latency_log=PREFIX latency_all=1, then give --logs PREFIX)")
-            output_dir(out)
-            scope = scope_note(run)
-            for f in run.phases:
-                cache = {}   # the phase's logs, read once for its timeline and histogram
-                made += [plot_timeline(out, f, logs[label(f)], cache, args.max_points, scope),
-                         plot_boxplot(out, f, scope), plot_histogram(out, f, logs[label(f)], cache, scope),
-                         plot_windows(out, f, logs[label(f)], cache, args.window, scope)]
-            made.append(plot_repeats(out, run, scope))
+            made, skipped = plot_run(out, run, args.logs, args.max_points, args.window)
             named = [(run.name, run)]
         else:
             raise BadInput("no run: give RUN.json [--logs PREFIX], --scaling LABEL=RUN.json ..., --study DB or --history DB")
