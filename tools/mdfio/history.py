@@ -407,3 +407,26 @@ def record(db: sqlite3.Connection, run: Run, outputs: Sequence[tuple[str, str]],
                            (run_id, position, op, op_rate(o.count, f.t_max_s), o.count, o.errors,
                             *(getattr(o, k) for k in LATENCY)))
     return run_id
+
+
+def recorded_environment(db: sqlite3.Connection, run_id: int) -> dict[str, Any]:
+    """The environment recorded with run run_id, as its columns name it
+    (hosts a list), with the run's fio_version, mdfio_version, label,
+    config_name and recorded_at; HistoryError when no such run."""
+    cur = db.execute("SELECT e.*, r.fio_version, r.mdfio_version, r.label, r.config_name, r.recorded_at "
+                     "FROM environment e JOIN runs r ON r.id = e.run_id WHERE e.run_id = ?", (run_id,))
+    row = cur.fetchone()
+    if row is None:
+        raise HistoryError(f"no run {run_id} recorded")
+    env = dict(zip((d[0] for d in cur.description), row))
+    env["hosts"] = json.loads(env["hosts"])
+    return env
+
+
+def recorded_run(db: sqlite3.Connection, run_id: int) -> Run:
+    """The Run of run run_id, read again from its fio outputs as recorded."""
+    outputs = db.execute("SELECT name, text FROM fio_outputs WHERE run_id = ? ORDER BY position",
+                         (run_id,)).fetchall()
+    if not outputs:
+        raise HistoryError(f"no run {run_id} recorded")
+    return run_of(outputs)
