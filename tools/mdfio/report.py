@@ -4,6 +4,7 @@
                  [--format F | --json | --csv] [FILE...|-]
     mdfio-report --follow [--timeout S] [...] [FILE|-]
     mdfio-report --record DB [--label TEXT] [--config NAME] [...] [FILE...|-]
+    mdfio-report --html PAGE [--logs PREFIX] [...] [FILE...|-]
 
 Formats: md-workbench (default, IOR's current md-workbench), md-workbench-2020
 (IOR's md-workbench of November 2020, with its options as lines),
@@ -30,6 +31,9 @@ alone, with ratios, and the data jobs under load beside alone (text or
 With --record DB it also keeps the run in a history database
 (mdfio.history, docs/reports.md "History database"), unless the run did
 not complete or had errors.
+With --html PAGE it also writes one self-contained HTML page of the run
+(mdfio.htmlpage): the report as printed, the parameters, the environment
+and mdfio-plot's figures, embedded.
 Exit status: 0, 1 when the run reported errors or a phase did not complete
 on every rank (under data load also: a data job's error, or a data job
 that ran outside the loaded benchmark), 2 when the input cannot be used
@@ -53,7 +57,7 @@ from .fiojson import BadInput, error_line, load, read_documents
 from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
                       under_data_load)
 from .follow import follow
-from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as
+from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as, recorded_environment
 
 
 def local_time(epoch: float) -> str:
@@ -428,7 +432,8 @@ def check_load_options(args: argparse.Namespace) -> str | None:
     if args.format not in ("md-workbench", "json"):
         return f"--format {args.format}" if args.format != "csv" else "--csv"
     for flag, given in (("--process-reports", args.process_reports), ("-q/--quiet", args.quiet),
-                        ("--print-detailed-stats", args.print_detailed_stats), ("--record", args.record)):
+                        ("--print-detailed-stats", args.print_detailed_stats), ("--record", args.record),
+                        ("--html", args.html)):
         if given:
             return flag
     return None
@@ -461,6 +466,14 @@ def report_load(load: LoadRun, args: argparse.Namespace, notes: list[str]) -> in
     return 1 if load.errors or load.marks or load.problems else 0
 
 
+def write_html(path: str, run: Run, lines: Sequence[str], logs: str | None, recorded: dict[str, Any] | None) -> None:
+    """--html: the page of run, with the environment recorded with it
+    (history.recorded_environment), else as captured now."""
+    # loaded for --html only: the page's module brings the plotting in
+    from .htmlpage import run_page, write_page
+    write_page(path, run_page(run, lines, logs, recorded))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
@@ -489,6 +502,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--label", metavar="TEXT", help="with --record: the run's label (a note, not compared)")
     ap.add_argument("--config", metavar="NAME",
                     help="with --record: the name of the configuration, part of what makes runs comparable")
+    ap.add_argument("--html", metavar="PAGE",
+                    help="also write one self-contained HTML page of the run: the report as printed, its parameters "
+                         "and environment, and mdfio-plot's figures embedded (no other file, no script)")
+    ap.add_argument("--logs", metavar="PREFIX",
+                    help="with --html: the latency_log= prefix of the run, for mdfio-plot's timelines and histograms")
     args = ap.parse_args(argv)
     files = args.files or ["-"]
     if "-" in files and len(files) > 1:
@@ -507,6 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for flag, given in (("--label", args.label), ("--config", args.config)):
         if given is not None and args.record is None:
             ap.error(f"{flag}: expected with --record")
+    if args.logs is not None and args.html is None:
+        ap.error("--logs: expected with --html")
+    if args.html is not None and (args.follow or args.format in ("json", "csv")):
+        ap.error(f"--html: not with {'--follow' if args.follow else '--' + args.format} (the page holds a report "
+                 "of lines: give --html on the file fio wrote once the run has ended)")
     if args.record is not None and args.follow:
         ap.error("--record: not with --follow (record the file fio wrote once the run has ended)")
     notes = []
@@ -543,18 +566,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     # recorded before the report is printed: a reader that closes the
     # pipe early (| head) ends the tool at its next write
-    recorded = why = None
+    recorded = why = env = None
     if db is not None and outputs is not None:
         try:
             earlier = recorded_as(db, outputs)
             why = not_recordable(run) or (f"already recorded as run {earlier}" if earlier is not None else None)
             if why is None:
                 recorded = record(db, run, outputs, label=args.label, config_name=args.config)
+            # the page shows the environment as the history holds it
+            if args.html is not None and (recorded or earlier) is not None:
+                env = recorded_environment(db, recorded or earlier)
         except (HistoryError, sqlite3.Error) as e:
             print(f"mdfio-report: --record {args.record}: {e}", file=sys.stderr)
             return 2
         finally:
             db.close()
+    if args.html is not None:
+        try:
+            write_html(args.html, run, lines, args.logs, env)
+        except BadInput as e:
+            print(error_line("mdfio-report", e), file=sys.stderr)
+            return 2
     print("\n".join(lines))
     for note in notes:
         print(f"mdfio-report: {note}", file=sys.stderr)

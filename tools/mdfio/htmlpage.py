@@ -1,0 +1,206 @@
+"""One self-contained HTML page to hand over: of a run (mdfio-report
+--html: the report, the parameters, the environment, the figures). Every
+figure is a PNG in a data: URI and the style is inline: no script, no
+reference to any other file or address, so that the page reads the same
+attached to a mail, opened from a disk or archived. Every text that
+comes from a run or a database is escaped (html.escape) where it is
+written, by the few functions below that write markup."""
+from __future__ import annotations
+
+import base64
+import datetime
+import html
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from . import VERSION
+from .fiojson import BadInput
+from .figures import Run
+from .history import capture_environment
+from .plot import plot_run
+from .report import mark_line
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1250px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+nav a { margin-right: 1em; } .meta { color: #555; }
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: 0.8em; font-size: 13px; white-space: pre-wrap;
+      overflow-wrap: anywhere; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; } caption { text-align: left; font-weight: bold; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
+th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.alert { border: 2px solid #b00; background: #fff0f0; color: #700; padding: 0.6em 1em; margin: 1em 0; }
+.note { border-left: 4px solid #888; padding-left: 0.8em; color: #444; }
+figure { margin: 1em 0 2em; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { color: #555; }
+"""
+
+
+def esc(value: object) -> str:
+    """A text for the page: <, >, &, and both quotes escaped."""
+    return html.escape(str(value), quote=True)
+
+
+def cell(value: object) -> str:
+    """A table cell: numbers right-aligned, None as a dash."""
+    if value is None:
+        return "<td>–</td>"
+    if isinstance(value, bool):     # as the study file writes it
+        return f"<td>{'true' if value else 'false'}</td>"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f'<td class="num">{esc(value)}</td>'
+    return f"<td>{esc(value)}</td>"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[object]], caption: str | None = None) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(map(cell, row)) + "</tr>" for row in rows)
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def pairs(rows: Iterable[tuple[str, object]], caption: str | None = None) -> str:
+    """A table of name and value, one row each."""
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    body = "".join(f"<tr><th>{esc(k)}</th>{cell(v)}</tr>" for k, v in rows)
+    return f"<table>{cap}<tbody>{body}</tbody></table>"
+
+
+def pre(text: str) -> str:
+    return f"<pre>{esc(text)}</pre>"
+
+
+def alert(title: str, lines: Sequence[str]) -> str:
+    """What a reader must not miss, at the top of the page, in red."""
+    items = "".join(f"<li>{esc(line)}</li>" for line in lines)
+    return f'<div class="alert"><strong>{esc(title)}</strong><ul>{items}</ul></div>'
+
+
+def note(text: str) -> str:
+    return f'<p class="note">{esc(text)}</p>'
+
+
+def png_figure(path: Path, caption: str) -> str:
+    """The PNG at path, embedded as a data: URI, with its caption."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img alt="{esc(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+
+
+def document(title: str, subtitle: str, alerts: Sequence[str], sections: Sequence[tuple[str, str, str]]) -> str:
+    """The page: its title, the alerts, a list of links to the sections
+    (anchor, heading, markup), then the sections. The anchors are this
+    module's own words, never a run's text."""
+    nav = "".join(f'<a href="#{a}">{esc(h)}</a>' for a, h, _ in sections)
+    body = "".join(f'<section id="{a}"><h2>{esc(h)}</h2>{markup}</section>' for a, h, markup in sections)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>"
+            f'<h1>{esc(title)}</h1><p class="meta">{esc(subtitle)}</p>{"".join(alerts)}<nav>{nav}</nav>'
+            f"{body}</body></html>\n")
+
+
+def write_page(path: str, text: str) -> None:
+    """Writes the page; a failure is one line (BadInput)."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise BadInput(f"--html {path}: cannot write it: {e.strerror}") from None
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def gib(n: int | None) -> str | None:
+    return None if n is None else f"{n / 2**30:.1f} GiB ({n} bytes)"
+
+
+# --- a run -------------------------------------------------------------
+
+def run_problems(run: Run) -> list[str]:
+    """Each reason the run's figures are not a whole run's: fio or the
+    engine refused it, a phase not every rank completed (as the report's
+    mark line says it), errors, a rank's fio error."""
+    lines = [run.refused()] if run.refused() else []
+    lines += [mark_line(m) + " (no figures, not drawn)" for m in run.marks]
+    if run.errors:
+        lines.append(f"the run reported {run.errors} errors: the report's lines with 'errs!!!' say where")
+    lines += run.failed()
+    return lines
+
+
+def options_markup(run: Run) -> str:
+    """fio's and the engine's options of the run's sections: those every
+    section has alike, then each section's own."""
+    secs = run.sections
+    common = {k: v for k, v in secs[0].opts.items() if all(x.opts.get(k) == v for x in secs)}
+    rows = [(x.name, x.phase, run.repeat_of.get(x.name) or "",
+             " ".join(f"{k}={v}" for k, v in x.opts.items() if k not in common)) for x in secs]
+    return (pairs(sorted(common.items()), "options of every section (global and job options, from fio's JSON)")
+            + table(("section", "phase", "repeat", "its own options"), rows, "the sections, in the run's order"))
+
+
+def parameters_markup(run: Run) -> str:
+    args = "md-workbench" + "".join(f' "{a}"' for a in run.md_workbench_args())
+    mdw = [*run.params().items(), ("total objects", run.total_objects),
+           ("working set (MiB)", round(run.working_set, 3))]
+    return (pairs(mdw, "md-workbench's parameters") + "<p>The md-workbench command line of the same run:</p>"
+            + pre(args) + options_markup(run))
+
+
+ENV_ROWS = (("hostname", "host"), ("kernel", "kernel"), ("cpu_model", "CPU"), ("cpus", "CPUs"),
+            ("memory_bytes", "memory"), ("directory", "directory"), ("fs_type", "file system"),
+            ("mount_source", "mount source"), ("mount_point", "mount point"), ("mount_options", "mount options"),
+            ("device_model", "device model"), ("mkfs_options", "mkfs options"))
+
+
+def environment_markup(env: Mapping[str, Any], run: Run, origin: str) -> str:
+    rows = [(name, gib(env.get(key)) if key == "memory_bytes" else env.get(key)) for key, name in ENV_ROWS]
+    rows += [("ranks", run.ranks), ("hosts of the ranks", ", ".join(run.hosts) or "not in fio's JSON (one fio)"),
+             ("Nodemap", run.nodemap()), ("versions", run.version)]
+    if env.get("label") is not None:
+        rows.append(("label", env["label"]))
+    if env.get("config_name") is not None:
+        rows.append(("configuration name", env["config_name"]))
+    return note(origin) + pairs(rows)
+
+
+def run_figures(run: Run, logs: str | None) -> tuple[str, str | None]:
+    """mdfio-plot's figures of the run, drawn in a scratch directory and
+    embedded; and the line of those skipped for lack of logs."""
+    with tempfile.TemporaryDirectory(prefix="mdfio-html-") as scratch:
+        out = Path(scratch)
+        made, skipped = plot_run(out, run, logs)
+        markup = "".join(png_figure(out / f"{name}.png", name) for name in made)
+    return markup or "<p>No figure: no phase completed on every rank.</p>", skipped
+
+
+def run_page(run: Run, report_lines: Sequence[str], logs: str | None = None,
+             recorded: Mapping[str, Any] | None = None) -> str:
+    """The page of run: report_lines as mdfio-report prints them, its
+    parameters, its environment (recorded: as the history holds it, from
+    history.recorded_environment; else captured here, now) and
+    mdfio-plot's figures (logs: the latency_log= prefix)."""
+    if recorded is not None:
+        env = recorded
+        origin = (f"As recorded in the history database with run {recorded['run_id']}, at "
+                  f"{recorded['recorded_at']}.")
+    else:
+        env = asdict(capture_environment(str(run.params()["root"])))
+        origin = (f"Captured on {env['hostname']} at {now()}, when this page was written, for the run's directory "
+                  "as it is then: not recorded with the run (mdfio-report --record does that right after it), so a "
+                  "directory gone or mounted elsewhere since shows as it is now.")
+    figures, skipped = run_figures(run, logs)
+    problems = run_problems(run)
+    alerts = [alert("This run did not complete as a whole: its figures are not a whole run's.", problems)] \
+        if problems else []
+    sections = [("report", "md-workbench report", pre("\n".join(report_lines))),
+                ("parameters", "Parameters", parameters_markup(run)),
+                ("environment", "Environment", environment_markup(env, run, origin)),
+                ("figures", "Figures", (note(skipped) if skipped else "") + figures)]
+    subtitle = f"{run.name}; written by mdfio-report {VERSION} at {now()}"
+    return document(f"mdfio run: {Path(run.name.split(', ')[0]).name}", subtitle, alerts, sections)
