@@ -1,19 +1,25 @@
 """The self-contained HTML pages (tools/mdfio/htmlpage.py): mdfio-report
---html of a saved run, parsed back with html.parser: nothing outside the
-page is referenced, the report block is mdfio-report's text, hostile
-texts are escaped, the figures decode as PNG, a run not completed says
-so. No fio runs; gnuplot draws."""
+--html of a saved run and mdfio-study report of a history made here from
+it, parsed back with html.parser: nothing outside the page is referenced,
+the report block is mdfio-report's text, hostile texts are escaped, the
+figures decode as PNG, a run not completed says so, and the study's
+tables hold the database's figures. No fio runs; gnuplot draws."""
 import base64
 import json
+import sqlite3
+import statistics
 import subprocess
 import sys
 from html.parser import HTMLParser
+
+import pytest
 
 from conftest import SOURCE_ROOT
 from mdfio.figures import load_run
 from mdfio.history import Environment, open_db, read_outputs, record
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+STUDY = SOURCE_ROOT / "tools" / "mdfio-study"
 FIXTURE = SOURCE_ROOT / "tests" / "fixtures" / "fio" / "posix-2-ranks.json"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HOSTILE = '<script>alert("x")</script><img src="http://example.invalid/x.png"> & \'q\''
@@ -23,6 +29,11 @@ FETCHING = {"src", "href", "srcset", "action", "formaction", "data", "poster", "
 ENV = Environment(hostname="node7", kernel="6.1.0-test", cpu_model="test CPU", cpus=4, memory_bytes=8 << 30,
                   directory="/tmp/mdfio-root", fs_type="xfs", mount_source="/dev/sdz1", mount_point="/tmp",
                   mount_options="rw,noatime", device_model="TEST DISK", mkfs_options="-b size=4096")
+
+
+TMPFS_ENV = Environment(hostname="node1", kernel="6.1.0-test", cpu_model="test CPU", cpus=4, memory_bytes=8 << 30,
+                        directory="/tmp/mdfio-root", fs_type="tmpfs", mount_source="tmpfs", mount_point="/tmp",
+                        mount_options="rw,size=1g", device_model="unknown")
 
 
 class Page(HTMLParser):
@@ -186,3 +197,101 @@ def test_html_options_are_refused_where_they_cannot_go(tmp_path):
                        (["--html", tmp_path / "no" / "p.html"], "cannot write it")):
         proc = report(FIXTURE, *args)
         assert proc.returncode == 2 and said in proc.stderr, (args, proc.stderr)
+
+
+STUDY_TOML = """\
+[study]
+name = "small"
+repeats = 3
+
+[parameters]
+ranks = 2
+D = 2
+P = 20
+I = 10
+S = 3901
+R = 2
+
+[[filesystem]]
+kind = "tmpfs"
+
+[[filesystem]]
+kind = "ext4"
+name = "ext4-noatime"
+mount_options = "noatime"
+"""
+
+
+def study_history(tmp_path, label):
+    """A history of the study's two points as mdfio-study records them:
+    the saved run with its times scaled (a spread to measure), three runs
+    of the tmpfs point and two of ext4's."""
+    run = load_run([FIXTURE])
+    db = open_db(tmp_path / "h.db")
+    n = 0
+    for point, runs in (("tmpfs-posix-qd1-n2-D2-P20-I10-S3901-R2-O1-m0-M0-dc0", 3),
+                        ("ext4-noatime-posix-qd1-n2-D2-P20-I10-S3901-R2-O1-m0-M0-dc0", 2)):
+        for k in range(runs):
+            n += 1
+            scaled = load_run([FIXTURE])
+            for f, g in zip(scaled.phases, run.phases):
+                f.t_max_s = g.t_max_s * (1 + n / 10)
+                f.obj_per_s = g.obj_per_s / (1 + n / 10)
+            # each output once in the database: a line after the JSON tells them apart
+            outputs = [(name, f"{text}run {n}\n") for name, text in read_outputs([FIXTURE])]
+            record(db, scaled, outputs, label=label, config_name=f"small/{point}",
+                   environment=ENV if "ext4" in point else TMPFS_ENV)
+    # another label's run of the same point is not the study's
+    record(db, run, [(str(FIXTURE), FIXTURE.read_text() + "other\n")], label="other", environment=ENV,
+           config_name="small/tmpfs-posix-qd1-n2-D2-P20-I10-S3901-R2-O1-m0-M0-dc0")
+    db.close()
+    return tmp_path / "h.db"
+
+
+def test_study_page(tmp_path):
+    db = study_history(tmp_path, HOSTILE)
+    toml = tmp_path / "small.toml"
+    toml.write_text(STUDY_TOML)
+    page_path = tmp_path / "study.html"
+    proc = subprocess.run([sys.executable, str(STUDY), "report", toml, "--db", db, "--label", HOSTILE,
+                           "--html", page_path], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = page_path.read_text()
+    page = Page(text)
+    assert_self_contained(page)
+    assert "<script>" not in text
+    assert page.pres == [STUDY_TOML]
+    # ext4's point has 2 of 3 runs: said at the top, with the label as text
+    [said] = page.alerts
+    assert HOSTILE in said and "ext4-noatime-posix-qd1-n2-D2-P20-I10-S3901-R2-O1-m0-M0-dc0: 2 of 3" in said
+    con = sqlite3.connect(db)
+    for phase in ("precreate", "benchmark", "cleanup"):
+        header, *rows = page.table(f"{phase}: objects/s per point")
+        assert header[:4] == ["file system", "runs", "n", "mean obj/s"]
+        for row, (fs, runs) in zip(rows, (("tmpfs", 3), ("ext4-noatime", 2))):
+            values = [v for (v,) in con.execute(
+                "SELECT p.obj_per_s FROM phases p JOIN runs r ON r.id = p.run_id WHERE r.label = ? AND "
+                "r.config_name LIKE ? AND p.phase = ?", (HOSTILE, f"small/{fs}-posix%", phase))]
+            assert len(values) == runs * (2 if phase == "benchmark" else 1)
+            assert row[:3] == [fs, str(runs), str(len(values))]
+            assert float(row[3]) == pytest.approx(statistics.fmean(values), abs=0.051)
+            assert float(row[4]) == pytest.approx(statistics.stdev(values), abs=0.051)
+            assert (float(row[6]), float(row[7])) == pytest.approx((min(values), max(values)), abs=0.051)
+    # the environments as recorded, each with its count of runs
+    envs = page.table("the environments")
+    assert [(r[0], r[5], r[-1]) for r in envs[1:]] == [("node1", "tmpfs", "3"), ("node7", "xfs", "2")]
+
+
+def test_study_report_options(tmp_path):
+    toml = tmp_path / "small.toml"
+    toml.write_text(STUDY_TOML)
+    tool = lambda *args: subprocess.run([sys.executable, str(STUDY), *map(str, args)], capture_output=True,
+                                        text=True, timeout=60)
+    for args, said in ((["report", toml, "--db", tmp_path / "h.db"], "report: --html PAGE is required"),
+                       (["report", toml, "--html", tmp_path / "p.html"], "report: --db DB is required"),
+                       (["list", toml, "--html", tmp_path / "p.html"], "--html: only with report"),
+                       (["report", toml, "--db", tmp_path / "none.db", "--html", tmp_path / "p.html"],
+                        "no such database")):
+        proc = tool(*args)
+        assert proc.returncode == 2 and said in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "p.html").exists()

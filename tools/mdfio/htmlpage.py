@@ -1,15 +1,20 @@
 """One self-contained HTML page to hand over: of a run (mdfio-report
---html: the report, the parameters, the environment, the figures). Every
-figure is a PNG in a data: URI and the style is inline: no script, no
-reference to any other file or address, so that the page reads the same
-attached to a mail, opened from a disk or archived. Every text that
-comes from a run or a database is escaped (html.escape) where it is
+--html: the report, the parameters, the environment, the figures) or of
+a study (mdfio-study report: its file, a table per phase of objects/s
+per point, the environment of its runs, its figures). Every figure is a
+PNG in a data: URI and the style is inline: no script, no reference to
+any other file or address, so that the page reads the same attached to
+a mail, opened from a disk or archived. Every text that comes from a
+run, a study file or a database is escaped (html.escape) where it is
 written, by the few functions below that write markup."""
 from __future__ import annotations
 
 import base64
 import datetime
 import html
+import json
+import sqlite3
+import statistics
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -19,9 +24,12 @@ from typing import Any
 from . import VERSION
 from .fiojson import BadInput
 from .figures import Run
-from .history import capture_environment
-from .plot import plot_run
+from .history import capture_environment, recorded_run
+from .plot import plot_run, plot_scaling
 from .report import mark_line
+from .study import PARAMETERS, Point, Study, config_name
+
+PHASES = ("precreate", "benchmark", "cleanup")
 
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1250px; padding: 0 1em; color: #222; }
@@ -204,3 +212,126 @@ def run_page(run: Run, report_lines: Sequence[str], logs: str | None = None,
                 ("figures", "Figures", (note(skipped) if skipped else "") + figures)]
     subtitle = f"{run.name}; written by mdfio-report {VERSION} at {now()}"
     return document(f"mdfio run: {Path(run.name.split(', ')[0]).name}", subtitle, alerts, sections)
+
+
+# --- a study -----------------------------------------------------------
+
+def point_runs(db: sqlite3.Connection, study: Study, label: str) -> dict[str, list[int]]:
+    """The ids of each point's runs recorded under label, by point name."""
+    return {p.name: [r for (r,) in db.execute("SELECT id FROM runs WHERE config_name = ? AND label = ? ORDER BY id",
+                                              (config_name(study, p), label))] for p in study.points()}
+
+
+def spread(values: Sequence[float]) -> tuple[Any, ...]:
+    """n, mean, standard deviation (of the sample), its % of the mean,
+    min and max; None where there is none."""
+    if not values:
+        return (0, None, None, None, None, None)
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else None
+    pct = None if sd is None or mean == 0 else round(sd / mean * 100, 1)
+    r = lambda v: None if v is None else round(v, 1)
+    return (len(values), r(mean), r(sd), pct, r(min(values)), r(max(values)))
+
+
+def dimensions(study: Study) -> list[str]:
+    """The parameters that take more than one value (P too when fixed_count sets it)."""
+    dims = [k for k in PARAMETERS if len(study.parameters[k]) > 1]
+    if study.fixed_count and "P" not in dims and len({p.values["P"] for p in study.points()}) > 1:
+        dims.insert(list(PARAMETERS).index("P"), "P")
+    return dims
+
+
+def point_cells(point: Point, dims: Sequence[str]) -> list[object]:
+    return [point.filesystem.name, *(point.values[k] for k in dims)]
+
+
+def phase_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], phase: str) -> str:
+    """objects/s of phase per point: over every run of the point and,
+    for the benchmark, every repeat of each."""
+    dims = dimensions(study)
+    rows = []
+    for p in study.points():
+        ids = runs[p.name]
+        values = [v for (v,) in db.execute(
+            f"SELECT obj_per_s FROM phases WHERE phase = ? AND obj_per_s IS NOT NULL AND run_id IN "
+            f"({', '.join('?' * len(ids))}) ORDER BY run_id, position", (phase, *ids))] if ids else []
+        rows.append([*point_cells(p, dims), len(ids), *spread(values)])
+    what = "every benchmark repeat of every run" if phase == "benchmark" else "one per run"
+    return table(["file system", *dims, "runs", "n", "mean obj/s", "sd", "sd % of mean", "min", "max"], rows,
+                 f"{phase}: objects/s per point ({what})")
+
+
+def study_environment(db: sqlite3.Connection, ids: Sequence[int]) -> str:
+    """The distinct environments of the study's runs, with how many runs
+    each (the mount point and directory, new for every run, left out)."""
+    if not ids:
+        return "<p>No run recorded.</p>"
+    cols = ("hostname", "kernel", "cpu_model", "cpus", "memory_bytes", "fs_type", "mount_options", "device_model",
+            "mkfs_options", "hosts")
+    rows = db.execute(f"SELECT {', '.join('e.' + c for c in cols)}, r.fio_version, r.mdfio_version, count(*) "
+                      f"FROM environment e JOIN runs r ON r.id = e.run_id WHERE r.id IN ({', '.join('?' * len(ids))}) "
+                      f"GROUP BY {', '.join('e.' + c for c in cols)}, r.fio_version, r.mdfio_version "
+                      f"ORDER BY e.fs_type, e.hostname", tuple(ids)).fetchall()
+    out = [(*row[:4], None if row[4] is None else f"{row[4] / 2**30:.1f} GiB", *row[5:9], ", ".join(json.loads(row[9])), *row[10:]) for row in rows]
+    return table(("host", "kernel", "CPU", "CPUs", "memory", "file system", "mount options", "device model",
+                  "mkfs options", "hosts of the ranks", "fio", "mdfio", "runs"), out,
+                 "the environments of the study's runs (each set of values once, with its count of runs)")
+
+
+def study_figures(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]]) -> str:
+    """mdfio-plot --scaling's figure of the study's runs: objects/s per
+    phase against ranks, one line per file system and value of the other
+    dimensions, each run a point."""
+    dims = [k for k in dimensions(study) if k not in ("ranks", "P")]
+    labelled = []
+    for p in study.points():
+        name = " ".join([p.filesystem.name, *(f"{k}={p.values[k]}" for k in dims)])
+        labelled += [(name, recorded_run(db, r)) for r in runs[p.name]]
+    if not labelled:
+        return "<p>No figure: no run recorded.</p>"
+    with tempfile.TemporaryDirectory(prefix="mdfio-html-") as scratch:
+        try:
+            made = plot_scaling(Path(scratch), labelled)
+        except BadInput as e:
+            return note(f"No figure: {e}")
+        return png_figure(Path(scratch) / f"{made}.png", "objects/s per phase against ranks (each run a point)")
+
+
+def study_markup(study: Study, text: str) -> str:
+    single = [(k, v[0]) for k, v in study.parameters.items() if len(v) == 1]
+    lists = [("file system", ", ".join(f.name for f in study.filesystems))] if len(study.filesystems) > 1 else []
+    lists += [(k, ", ".join(map(str, v))) for k, v in study.parameters.items() if len(v) > 1]
+    if study.fixed_count:
+        lists.append(("fixed_count (P = fixed_count // ranks)", ", ".join(map(str, study.fixed_count))))
+    fs = [(f.name, f.kind, f.size, " ".join(f.mkfs_options), f.mount_options, f.device, f.direct_io)
+          for f in study.filesystems]
+    points = study.points()
+    return (pairs([("name", study.name), ("file", study.path), ("repeats (runs per point)", study.repeats),
+                   ("points", len(points)), ("runs", len(points) * study.repeats),
+                   ("memory_cgroup", study.memory_cgroup)], "the study")
+            + (pairs(lists, "dimensions") if lists else note("No dimension: the study has one point."))
+            + pairs(single, "fixed parameters")
+            + table(("name", "kind", "size", "mkfs options", "mount options", "device", "direct_io"), fs,
+                    "file systems")
+            + "<p>The study file:</p>" + pre(text))
+
+
+def study_page(db: sqlite3.Connection, study: Study, text: str, label: str) -> str:
+    """The page of study (text: its file) as db holds its runs under label."""
+    runs = point_runs(db, study, label)
+    short = [f"{name}: {len(ids)} of {study.repeats}" for name, ids in runs.items() if len(ids) < study.repeats]
+    alerts = []
+    if short:
+        alerts.append(alert(f"{len(short)} of {len(runs)} points have fewer runs recorded under the label "
+                            f"“{label}” than the study's repeats (not run yet, failed, or another label):", short))
+    ids = [r for rs in runs.values() for r in rs]
+    run_rows = [(name, len(rs), " ".join(map(str, rs))) for name, rs in runs.items()]
+    sections = [("study", "Parameters and dimensions", study_markup(study, text)),
+                ("results", "Objects/s per phase and point",
+                 "".join(phase_table(db, study, runs, ph) for ph in PHASES)
+                 + table(("point", "runs", "run ids in the database"), run_rows, "the runs of each point")),
+                ("environment", "Environment of its runs", study_environment(db, ids)),
+                ("figures", "Figures", study_figures(db, study, runs))]
+    subtitle = f"label {label}; {len(ids)} runs; written by mdfio-study {VERSION} at {now()}"
+    return document(f"mdfio study: {study.name}", subtitle, alerts, sections)

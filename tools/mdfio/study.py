@@ -5,9 +5,11 @@ database (mdfio.history).
 
     mdfio-study run STUDY.toml --db DB [--out DIR] [--label TEXT] [--format-devices] [--engine-dir DIR]
     mdfio-study list STUDY.toml
+    mdfio-study report STUDY.toml --db DB [--label TEXT] --html PAGE
 
 parse() reads and checks the file, Study.points() expands it, Runner.run()
-runs it; main() is the command."""
+runs it; mdfio.htmlpage.study_page() writes its page; main() is the
+command."""
 from __future__ import annotations
 
 import contextlib
@@ -143,6 +145,11 @@ class Study:
         for p in out:
             seen.setdefault(p.name, p)
         return list(seen.values())
+
+
+def config_name(study: Study, point: Point) -> str:
+    """The configuration name point's runs are recorded under."""
+    return f"{study.name}/{point.name}"
 
 
 def _fail(path: Path, where: str, message: str) -> NoReturn:
@@ -428,7 +435,7 @@ class Runner:
         return self.out / point.name / f"repeat-{repeat}.fio"
 
     def config_name(self, point: Point) -> str:
-        return f"{self.study.name}/{point.name}"
+        return config_name(self.study, point)
 
     def marker(self, point: Point, repeat: int) -> str:
         """What the .done marker of point's repeat holds: what it was
@@ -656,20 +663,44 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", text)
 
 
+def report(study: Study, db_path: str, page: str) -> int:
+    """mdfio-study report: the study's page from db_path, written to page."""
+    # loaded for report only: the page's module brings the plotting in
+    from .fiojson import BadInput
+    from .htmlpage import study_page, write_page
+    try:
+        db = open_db(db_path, create=False)
+        try:
+            write_page(page, study_page(db, study, study.path.read_text(), study.label))
+        finally:
+            db.close()
+    except HistoryError as e:
+        print(f"mdfio-study: --db {e}", file=sys.stderr)
+        return 2
+    except BadInput as e:
+        print(f"mdfio-study: {e}", file=sys.stderr)
+        return 2
+    print(f"mdfio-study: wrote {page}", file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-study", description=(
         "Runs a matrix of md-workbench runs described in a TOML file (docs/studies.md): every point on a "
         "fresh file system, each run recorded in the history database; a second run resumes."))
-    ap.add_argument("command", choices=["run", "list"],
+    ap.add_argument("command", choices=["run", "list", "report"],
                     help="run: run every point and repeat not yet recorded; list: print the points, running "
-                         "nothing")
+                         "nothing; report: write the study's HTML page (--html) from what DB holds")
     ap.add_argument("study", metavar="STUDY.toml", help="the study (docs/studies.md)")
     ap.add_argument("--db", metavar="DB", help="run: the history database each run is recorded in "
-                                               "(mdfio-report --record's; made if missing)")
+                                               "(mdfio-report --record's; made if missing); report: the one "
+                                               "it reads")
     ap.add_argument("--out", metavar="DIR", help="run: where each run's jobfile, JSON and state are kept "
                                                  "(default: ./NAME, the study's name)")
     ap.add_argument("--label", metavar="TEXT", help="run: the label the runs are recorded with, in place of "
-                                                    "[study] label (a night's date, a commit)")
+                                                    "[study] label (a night's date, a commit); report: the "
+                                                    "label of the runs it shows")
+    ap.add_argument("--html", metavar="PAGE", help="report: the self-contained HTML page to write")
     ap.add_argument("--format-devices", action="store_true",
                     help="run: make file systems on named devices although they hold one (or a partition "
                          "table)")
@@ -677,14 +708,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                         "one the shipped jobfile names)")
     ap.add_argument("--fio", default="fio", metavar="PROGRAM", help="run: the fio to run (default: fio on PATH)")
     args = ap.parse_args(argv)
-    if args.command == "run" and args.db is None:
-        ap.error("run: --db DB is required (the history database the runs are recorded in)")
-    if args.command == "list":
-        for flag, given in (("--db", args.db), ("--out", args.out), ("--engine-dir", args.engine_dir),
-                            ("--label", args.label),
-                            ("--format-devices", args.format_devices or None)):
+    if args.command in ("run", "report") and args.db is None:
+        ap.error(f"{args.command}: --db DB is required (the history database the runs are recorded in)")
+    if args.command == "report" and args.html is None:
+        ap.error("report: --html PAGE is required (the page to write)")
+    if args.html is not None and args.command != "report":
+        ap.error("--html: only with report")
+    if args.command != "run":
+        for flag, given in (("--db", args.db if args.command == "list" else None), ("--out", args.out),
+                            ("--engine-dir", args.engine_dir),
+                            ("--label", args.label if args.command == "list" else None),
+                            ("--format-devices", args.format_devices or None),
+                            ("--fio", None if args.fio == "fio" else args.fio)):
             if given is not None:
-                ap.error(f"{flag}: only with run")
+                ap.error(f"{flag}: only with run{' or report' if flag in ('--db', '--label') else ''}")
     try:
         study = parse(args.study)
         points = study.points()
@@ -703,6 +740,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.label:
             ap.error("--label: expected a non-empty text")
         study.label = args.label
+    if args.command == "report":
+        return report(study, args.db, args.html)
     engine_dir = args.engine_dir or engine_dir_default()
     if engine_dir is None:
         ap.error("--engine-dir: the shipped jobfile names no engine directory; name one")
