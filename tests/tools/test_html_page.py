@@ -259,6 +259,9 @@ def test_study_page(tmp_path):
     text = page_path.read_text()
     page = Page(text)
     assert_self_contained(page)
+    # mdfio-plot --study's figures of the study's runs
+    assert [a["alt"] for t, a in page.tags if t == "img"] == ["study-precreate", "study-benchmark",
+                                                             "study-cleanup", "study-variability"]
     assert "<script>" not in text
     assert page.pres == [STUDY_TOML]
     # ext4's point has 2 of 3 runs: said at the top, with the label as text

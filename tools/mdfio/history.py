@@ -421,12 +421,3 @@ def recorded_environment(db: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     env = dict(zip((d[0] for d in cur.description), row))
     env["hosts"] = json.loads(env["hosts"])
     return env
-
-
-def recorded_run(db: sqlite3.Connection, run_id: int) -> Run:
-    """The Run of run run_id, read again from its fio outputs as recorded."""
-    outputs = db.execute("SELECT name, text FROM fio_outputs WHERE run_id = ? ORDER BY position",
-                         (run_id,)).fetchall()
-    if not outputs:
-        raise HistoryError(f"no run {run_id} recorded")
-    return run_of(outputs)

@@ -1,12 +1,12 @@
 """One self-contained HTML page to hand over: of a run (mdfio-report
 --html: the report, the parameters, the environment, the figures) or of
 a study (mdfio-study report: its file, a table per phase of objects/s
-per point, the environment of its runs, its figures). Every figure is a
-PNG in a data: URI and the style is inline: no script, no reference to
-any other file or address, so that the page reads the same attached to
-a mail, opened from a disk or archived. Every text that comes from a
-run, a study file or a database is escaped (html.escape) where it is
-written, by the few functions below that write markup."""
+per point, the environment of its runs, mdfio-plot --study's figures).
+Every figure is a PNG in a data: URI and the style is inline: no script,
+no reference to any other file or address, so that the page reads the
+same attached to a mail, opened from a disk or archived. Every text that
+comes from a run, a study file or a database is escaped (html.escape)
+where it is written, by the few functions below that write markup."""
 from __future__ import annotations
 
 import base64
@@ -24,8 +24,9 @@ from typing import Any
 from . import VERSION
 from .fiojson import BadInput
 from .figures import Run
-from .history import capture_environment, recorded_run
-from .plot import plot_run, plot_scaling
+from .history import capture_environment
+from .plot import plot_run
+from .plot_study import plot_study, study_runs
 from .report import mark_line
 from .study import PARAMETERS, Point, Study, config_name
 
@@ -279,23 +280,20 @@ def study_environment(db: sqlite3.Connection, ids: Sequence[int]) -> str:
                  "the environments of the study's runs (each set of values once, with its count of runs)")
 
 
-def study_figures(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]]) -> str:
-    """mdfio-plot --scaling's figure of the study's runs: objects/s per
-    phase against ranks, one line per file system and value of the other
-    dimensions, each run a point."""
-    dims = [k for k in dimensions(study) if k not in ("ranks", "P")]
-    labelled = []
-    for p in study.points():
-        name = " ".join([p.filesystem.name, *(f"{k}={p.values[k]}" for k in dims)])
-        labelled += [(name, recorded_run(db, r)) for r in runs[p.name]]
-    if not labelled:
+def study_figures(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], label: str) -> str:
+    """mdfio-plot --study's figures of the study's runs (mdfio.plot_study):
+    objects/s per phase against ranks, a panel per file system and memory
+    limit, bars from the repeats; and the benchmark's repeats."""
+    ids = {r for rs in runs.values() for r in rs}
+    if not ids:
         return "<p>No figure: no run recorded.</p>"
     with tempfile.TemporaryDirectory(prefix="mdfio-html-") as scratch:
         try:
-            made = plot_scaling(Path(scratch), labelled)
+            mine = [r for r in study_runs(db, label) if r.run_id in ids]
+            made = plot_study(Path(scratch), mine, label)
         except BadInput as e:
             return note(f"No figure: {e}")
-        return png_figure(Path(scratch) / f"{made}.png", "objects/s per phase against ranks (each run a point)")
+        return "".join(png_figure(Path(scratch) / f"{name}.png", name) for name in made)
 
 
 def study_markup(study: Study, text: str) -> str:
@@ -332,6 +330,6 @@ def study_page(db: sqlite3.Connection, study: Study, text: str, label: str) -> s
                  "".join(phase_table(db, study, runs, ph) for ph in PHASES)
                  + table(("point", "runs", "run ids in the database"), run_rows, "the runs of each point")),
                 ("environment", "Environment of its runs", study_environment(db, ids)),
-                ("figures", "Figures", study_figures(db, study, runs))]
+                ("figures", "Figures", study_figures(db, study, runs, label))]
     subtitle = f"label {label}; {len(ids)} runs; written by mdfio-study {VERSION} at {now()}"
     return document(f"mdfio study: {study.name}", subtitle, alerts, sections)
