@@ -1,0 +1,968 @@
+/* mdfio-s3: the md-workbench cycle against an S3 object store, through
+ * libcurl, whose requests it signs (AWS Signature Version 4).
+ *
+ * Its datasets are key prefixes in one bucket (bucket=, required), as in
+ * IOR's md-workbench S3 backend: object file-<i> of dataset <rank>_<d> is
+ * the key <prefix><rank>_<d>/file-<i>. A stat is a HEAD of the key, a read
+ * a GET of the whole object (a shorter one is EIO), a delete a DELETE and a
+ * create a PUT of bs bytes. A dataset is marked by the empty key
+ * <prefix><rank>_<d>/ (a trailing slash: on a server that keeps objects as
+ * files a plain key would be a file that blocks every key beneath it),
+ * made with If-None-Match: *, so that making it where it exists fails, as
+ * mkdir does; a dataset goes (its marker deleted) only once a listing
+ * finds no other key under it. A run's coordination, the status and rank
+ * files and their lock, stays in directory= (docs/design.md).
+ *
+ * Credentials come from the environment or the AWS shared files, never
+ * from an option (awsconf.h), so that no secret enters a jobfile or fio's
+ * output. Nothing of a response but its status and its <Code> element is
+ * ever printed: S3 error bodies may echo the canonical request, which holds
+ * the session token.
+ *
+ * libcurl 7.88 signs what it is given, and no more: it adds no
+ * x-amz-content-sha256 header (so every request carries
+ * UNSIGNED-PAYLOAD), and signs the query string as written (so every
+ * query here is written sorted and percent-encoded). A create is a PUT of
+ * POSTFIELDS, not an upload from a callback, after which 7.88 would wait
+ * for "100 Continue" on every object; its Content-Type is set, or curl
+ * would send a form's. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "awsconf.h"
+#include "backend.h"
+
+#define S3_PREFIX_MAX 512
+#define S3_BUCKET_MAX 63
+/* a listing's page, and the most of an error body kept to find its Code */
+#define S3_LIST_PAGE 1000
+#define S3_ERRBODY_MAX 2048
+/* a listing's response: a page of keys, each well under 1 KiB */
+#define S3_LISTBODY_MAX (8u << 20)
+/* a server that sends nothing for this long fails the request */
+#define S3_STALL_S 60L
+
+struct s3_options {
+	struct mdfio_options core;
+	char *bucket, *prefix, *endpoint, *region, *profile, *addressing, *ca_bundle;
+	/* not an option: the client the store opened, for the backend's
+	 * init (both run in the job's process, the store first) */
+	struct s3_client *client;
+};
+
+/* Where a response's body goes: into buf, up to cap bytes (more if grow,
+ * up to max), counting all of it in total. */
+struct sink {
+	char *buf;
+	size_t cap, len, total, max;
+	int grow;
+};
+
+struct s3_client {
+	struct mdfio_aws aws;
+	char sigv4[MDFIO_AWS_KEY_MAX + 32];	/* "aws:amz:<region>:s3" */
+	char *base;	/* the bucket's URL: .../bucket or //bucket.host... */
+	char *where;	/* s3://<bucket>[/<prefix>], for messages */
+	char prefix[S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
+	const char *bucket, *endpoint;
+	/* the requests' signed headers: plain, a create's, a marker's */
+	struct curl_slist *hdr, *hdr_put, *hdr_put_new;
+	CURL *easy;	/* the store's requests */
+	char errbody[S3_ERRBODY_MAX];
+	int global;	/* curl_global_init done */
+};
+
+enum method { M_HEAD, M_GET, M_PUT, M_DELETE };
+static const char *const method_names[] = { "HEAD", "GET", "PUT", "DELETE" };
+
+/* ---------------------------------------------------------------- HTTP */
+
+static size_t sink_write(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct sink *s = arg;
+	size_t n = size * nmemb, room;
+
+	s->total += n;
+	if (s->grow && s->len + n > s->cap && s->len + n <= s->max) {
+		size_t cap = s->cap ? s->cap : 4096;
+		char *b;
+
+		while (cap < s->len + n)
+			cap *= 2;
+		b = realloc(s->buf, cap + 1);
+		if (!b)
+			return 0;	/* curl fails the request: CURLE_WRITE_ERROR */
+		s->buf = b;
+		s->cap = cap;
+	}
+	room = s->cap - s->len;
+	if (n < room)
+		room = n;
+	if (room) {
+		memcpy(s->buf + s->len, data, room);
+		s->len += room;
+	}
+	return n;
+}
+
+/* Sets h up for one request: method m on url, with headers hdr, the
+ * body (a PUT's) and sink for the response. */
+static void setup(const struct s3_client *c, CURL *h, const char *url, enum method m,
+		  struct curl_slist *hdr, const void *body, size_t len, struct sink *sink)
+{
+	/* a reset keeps the handle's connections */
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+	curl_easy_setopt(h, CURLOPT_USERNAME, c->aws.access_key);
+	curl_easy_setopt(h, CURLOPT_PASSWORD, c->aws.secret_key);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, S3_STALL_S);
+	if (c->aws.ca_bundle[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, c->aws.ca_bundle);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
+	switch (m) {
+	case M_HEAD:
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+		break;
+	case M_GET:
+		break;
+	case M_PUT:
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, len ? body : "");
+		break;
+	case M_DELETE:
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+		break;
+	}
+}
+
+/* The errno value of a request's end: curl's result, then the status. */
+static int result_errno(CURLcode rc, long status)
+{
+	switch (rc) {
+	case CURLE_OK:
+		break;
+	case CURLE_COULDNT_CONNECT:
+		return ECONNREFUSED;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return EHOSTUNREACH;
+	case CURLE_OPERATION_TIMEDOUT:
+		return ETIMEDOUT;
+	case CURLE_OUT_OF_MEMORY:
+		return ENOMEM;
+	default:
+		return EIO;
+	}
+	if (status >= 200 && status < 300)
+		return 0;
+	switch (status) {
+	case 403:
+		return EACCES;
+	case 404:
+		return ENOENT;
+	case 412:
+		return EEXIST;
+	case 503:
+		return EAGAIN;
+	default:
+		return EIO;
+	}
+}
+
+/* "403 SignatureDoesNotMatch" or curl's words: the status and the Code
+ * element of an error body, nothing else of it (the Code's letters
+ * only). */
+static const char *describe(char *out, size_t len, CURLcode rc, long status,
+			    const char *body, size_t body_len)
+{
+	const char *code = NULL;
+	size_t n = 0;
+
+	if (rc != CURLE_OK) {
+		snprintf(out, len, "%s", curl_easy_strerror(rc));
+		return out;
+	}
+	if (body && body_len) {
+		const char *end = body + body_len;
+		const char *p = memmem(body, body_len, "<Code>", 6);
+
+		if (p) {
+			code = p + 6;
+			while (code + n < end && n < 64 &&
+			       ((code[n] >= 'A' && code[n] <= 'Z') || (code[n] >= 'a' && code[n] <= 'z') ||
+				(code[n] >= '0' && code[n] <= '9')))
+				n++;
+		}
+	}
+	snprintf(out, len, "HTTP %ld%s%.*s", status, n ? " " : "", (int)n, n ? code : "");
+	return out;
+}
+
+/* A store request, synchronous: 0 or an errno value; *status the
+ * status. The error body is kept in c->errbody (len in *blen), a
+ * listing's body in sink (if given). */
+static int store_req(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
+		     struct sink *sink, long *status, CURLcode *rcp, size_t *blen)
+{
+	struct sink err = { c->errbody, sizeof(c->errbody), 0, 0, 0, 0 };
+	CURLcode rc;
+
+	setup(c, c->easy, url, m, hdr, NULL, 0, sink ? sink : &err);
+	rc = curl_easy_perform(c->easy);
+	*status = 0;
+	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
+	if (rcp)
+		*rcp = rc;
+	if (blen)
+		*blen = sink ? 0 : err.len;
+	if (sink && rc == CURLE_OK && (*status < 200 || *status >= 300) && blen) {
+		/* the error body went to the listing's sink */
+		size_t n = sink->len < sizeof(c->errbody) ? sink->len : sizeof(c->errbody);
+
+		memcpy(c->errbody, sink->buf, n);
+		*blen = n;
+	}
+	return result_errno(rc, *status);
+}
+
+/* ------------------------------------------------------------ names, URLs */
+
+/* Percent-encodes s (all but unreserved characters) into out. */
+static void encode(char *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		    ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+			*out++ = (char)ch;
+		} else {
+			*out++ = '%';
+			*out++ = hex[ch >> 4];
+			*out++ = hex[ch & 15];
+		}
+	}
+	*out = 0;
+}
+
+/* The URL of key "<prefix><dataset>/<name>" (name may be "": the
+ * marker) into a new string. */
+static char *key_url(const struct s3_client *c, const char *dataset, const char *name)
+{
+	size_t n = strlen(c->base) + strlen(c->prefix) + strlen(dataset) + strlen(name) + 3;
+	char *u = malloc(n);
+
+	if (u)
+		snprintf(u, n, "%s/%s%s/%s", c->base, c->prefix, dataset, name);
+	return u;
+}
+
+/* A ListObjectsV2 URL of up to max keys under key prefix p, from token
+ * (NULL: the first page). The query is written sorted and encoded, as
+ * libcurl 7.88 signs it as written. */
+static char *list_url(const struct s3_client *c, const char *p, unsigned int max, const char *token)
+{
+	size_t n = strlen(c->base) + 3 * strlen(p) + (token ? 3 * strlen(token) : 0) + 96;
+	char *u = malloc(n), *ep = malloc(3 * strlen(p) + 1), *et = malloc(token ? 3 * strlen(token) + 1 : 1);
+
+	if (u && ep && et) {
+		encode(ep, p);
+		if (token)
+			encode(et, token);
+		snprintf(u, n, "%s?%s%s%slist-type=2&max-keys=%u&prefix=%s", c->base,
+			 token ? "continuation-token=" : "", token ? et : "", token ? "&" : "", max, ep);
+	} else {
+		free(u);
+		u = NULL;
+	}
+	free(ep);
+	free(et);
+	return u;
+}
+
+/* The text of the first <tag> element in body[0..len) into a new string,
+ * with the XML entities S3 writes undone; NULL if there is none. *next
+ * (if given) is where the search may go on. */
+static char *element(const char *body, size_t len, const char *tag, const char **next)
+{
+	char open[32], close[32];
+	const char *p, *q, *end = body + len;
+	char *out, *o;
+
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	p = memmem(body, len, open, strlen(open));
+	if (!p)
+		return NULL;
+	p += strlen(open);
+	q = memmem(p, (size_t)(end - p), close, strlen(close));
+	if (!q)
+		return NULL;
+	if (next)
+		*next = q + strlen(close);
+	out = o = malloc((size_t)(q - p) + 1);
+	if (!out)
+		return NULL;
+	while (p < q) {
+		static const struct { const char *ent; char ch; } ents[] = {
+			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
+			if (!strncmp(p, ents[k].ent, strlen(ents[k].ent)) && p + strlen(ents[k].ent) <= q)
+				break;
+		if (k < sizeof(ents) / sizeof(ents[0])) {
+			*o++ = ents[k].ch;
+			p += strlen(ents[k].ent);
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* ------------------------------------------------------------- the store */
+
+struct s3_listing {
+	struct s3_client *c;
+	char *dataset;		/* "<rank>_<d>" */
+	char **names;		/* the keys under it, less "<prefix><ds>/" */
+	size_t n, cap, pos;
+	int failed;
+};
+
+static void listing_clear(struct s3_listing *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->names[i]);
+	l->n = l->pos = 0;
+}
+
+/* One line about a store request that failed for a reason the core's
+ * errno value does not tell (not a missing or an existing key). */
+static void store_failed(const struct s3_client *c, enum method m, const char *what,
+			 CURLcode rc, long status, size_t blen)
+{
+	char d[128];
+
+	if (rc == CURLE_OK && (status == 404 || status == 412))
+		return;
+	mdfio_error("%s %s: %s", method_names[m], what,
+		    describe(d, sizeof(d), rc, status, c->errbody, blen));
+}
+
+/* Fills l with every key under "<prefix><dataset>/" (up to max if not 0):
+ * 0 or an errno value. */
+static int list_keys(struct s3_listing *l, size_t max)
+{
+	struct s3_client *c = l->c;
+	size_t plen = strlen(c->prefix) + strlen(l->dataset) + 1;
+	char *p = malloc(plen + 1), *token = NULL;
+	struct sink body = { NULL, 0, 0, 0, S3_LISTBODY_MAX, 1 };
+	int err = 0;
+
+	if (!p)
+		return ENOMEM;
+	snprintf(p, plen + 1, "%s%s/", c->prefix, l->dataset);
+	listing_clear(l);
+	for (;;) {
+		char *url = list_url(c, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next;
+		const char *at;
+		long status;
+		CURLcode rc;
+		size_t blen;
+
+		if (!url) {
+			err = ENOMEM;
+			break;
+		}
+		body.len = body.total = 0;
+		err = store_req(c, url, M_GET, c->hdr, &body, &status, &rc, &blen);
+		free(url);
+		if (err) {
+			store_failed(c, M_GET, c->where, rc, status, blen);
+			break;
+		}
+		at = body.buf;
+		while (body.buf && (key = element(at, body.len - (size_t)(at - body.buf), "Key", &at))) {
+			if (strncmp(key, p, plen) || !key[plen]) {
+				free(key);	/* the marker itself */
+				continue;
+			}
+			if (l->n == l->cap) {
+				size_t cap = l->cap ? 2 * l->cap : 64;
+				char **names = realloc(l->names, cap * sizeof(*names));
+
+				if (!names) {
+					free(key);
+					err = ENOMEM;
+					break;
+				}
+				l->names = names;
+				l->cap = cap;
+			}
+			memmove(key, key + plen, strlen(key + plen) + 1);
+			l->names[l->n++] = key;
+		}
+		if (err || max)
+			break;
+		next = body.buf && memmem(body.buf, body.len, "<IsTruncated>true<", 18) ?
+		       element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
+		free(token);
+		token = next;
+		if (!token)
+			break;
+	}
+	free(token);
+	free(body.buf);
+	free(p);
+	return err;
+}
+
+/* What the marker of dataset name is: an enum mdfio_probe or minus an
+ * errno value. */
+static int s3_probe(void *state, const char *name, const char **what)
+{
+	struct s3_client *c = state;
+	struct s3_listing l = { .c = c, .dataset = (char *)name };
+	char *url = key_url(c, name, "");
+	curl_off_t len = -1;
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
+
+	*what = NULL;
+	if (!url)
+		return -ENOMEM;
+	err = store_req(c, url, M_HEAD, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (!err) {
+		curl_easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+		if (!len)
+			return MDFIO_PROBE_DATASET;
+		*what = "is not mdfio-s3's dataset marker (an empty object)";
+		return MDFIO_PROBE_OTHER;
+	}
+	if (err != ENOENT) {
+		store_failed(c, M_HEAD, c->where, rc, status, blen);
+		return -err;
+	}
+	/* keys under the prefix without a marker are not mdfio's: a
+	 * precreate must not take the name */
+	err = list_keys(&l, 1);
+	if (!err && l.n)
+		*what = "holds keys but no dataset marker";
+	listing_clear(&l);
+	free(l.names);
+	if (err)
+		return -err;
+	return *what ? MDFIO_PROBE_OTHER : MDFIO_PROBE_ABSENT;
+}
+
+static int s3_make(void *state, const char *name)
+{
+	struct s3_client *c = state;
+	char *url = key_url(c, name, "");
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
+
+	if (!url)
+		return ENOMEM;
+	err = store_req(c, url, M_PUT, c->hdr_put_new, NULL, &status, &rc, &blen);
+	free(url);
+	if (err)
+		store_failed(c, M_PUT, c->where, rc, status, blen);
+	return err;
+}
+
+static int s3_open_dataset(void *state, const char *name, int *handle)
+{
+	const char *what;
+	int kind = s3_probe(state, name, &what);
+
+	*handle = -1;
+	if (kind < 0)
+		return -kind;
+	if (kind == MDFIO_PROBE_ABSENT)
+		return ENOENT;
+	if (kind != MDFIO_PROBE_DATASET)
+		return ENOTDIR;
+	*handle = 0;	/* requests name the dataset; no handle is needed */
+	return 0;
+}
+
+static void s3_close_dataset(void *state, int handle)
+{
+	(void)state;
+	(void)handle;
+}
+
+static void *s3_list(void *state, const char *name, int handle)
+{
+	struct s3_listing *l = calloc(1, sizeof(*l));
+
+	(void)handle;
+	if (!l)
+		return NULL;
+	l->c = state;
+	l->dataset = strdup(name);
+	if (!l->dataset || list_keys(l, 0)) {
+		listing_clear(l);
+		free(l->names);
+		free(l->dataset);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static const char *s3_next(void *listing)
+{
+	struct s3_listing *l = listing;
+
+	return l->pos < l->n ? l->names[l->pos++] : NULL;
+}
+
+/* Every key is an object: S3 has no links, symlinks or special files. */
+static int s3_listed_object(void *listing, const char *name)
+{
+	(void)listing;
+	(void)name;
+	return 1;
+}
+
+/* The recovery deletes what it listed, then lists again until a pass
+ * finds nothing of its own: a rewind asks the store anew. */
+static void s3_rewind(void *listing)
+{
+	struct s3_listing *l = listing;
+
+	if (list_keys(l, 0))
+		listing_clear(l);
+}
+
+static void s3_list_close(void *listing)
+{
+	struct s3_listing *l = listing;
+
+	listing_clear(l);
+	free(l->names);
+	free(l->dataset);
+	free(l);
+}
+
+/* The marker goes only with the last key under it, as rmdir removes only
+ * an empty directory. */
+static int s3_remove(void *state, const char *name)
+{
+	struct s3_client *c = state;
+	struct s3_listing l = { .c = c, .dataset = (char *)name };
+	const char *what;
+	char *url;
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err, kind = s3_probe(state, name, &what);
+
+	if (kind < 0)
+		return -kind;
+	if (kind == MDFIO_PROBE_ABSENT)
+		return ENOENT;
+	if (kind != MDFIO_PROBE_DATASET)
+		return ENOTDIR;
+	err = list_keys(&l, 2);
+	if (!err && l.n)
+		err = ENOTEMPTY;
+	listing_clear(&l);
+	free(l.names);
+	if (err)
+		return err;
+	url = key_url(c, name, "");
+	if (!url)
+		return ENOMEM;
+	err = store_req(c, url, M_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (err)
+		store_failed(c, M_DELETE, c->where, rc, status, blen);
+	return err;
+}
+
+static int s3_unlink(void *state, int handle, const char *dataset, const char *name)
+{
+	struct s3_client *c = state;
+	char *url = key_url(c, dataset, name);
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
+
+	(void)handle;
+	if (!url)
+		return ENOMEM;
+	err = store_req(c, url, M_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (err)
+		store_failed(c, M_DELETE, c->where, rc, status, blen);
+	return err;
+}
+
+static void client_free(struct s3_client *c)
+{
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	curl_slist_free_all(c->hdr);
+	curl_slist_free_all(c->hdr_put);
+	curl_slist_free_all(c->hdr_put_new);
+	free(c->base);
+	free(c->where);
+	if (c->global)
+		curl_global_cleanup();
+	/* the keys leave no copy behind in freed memory */
+	memset(&c->aws, 0, sizeof(c->aws));
+	free(c);
+}
+
+static void s3_close(void *state)
+{
+	client_free(state);
+}
+
+static int valid_bucket(const char *b)
+{
+	size_t n = strlen(b), i;
+
+	if (n < 3 || n > S3_BUCKET_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '-' || b[i] == '.'))
+			return 0;
+	return 1;
+}
+
+/* A prefix's characters: those mdfio's names use, which every S3 server
+ * takes unencoded in a path (libcurl 7.88 signs the path as written). */
+static int valid_prefix(const char *p)
+{
+	size_t i;
+
+	if (p[0] == '/' || strstr(p, "//") || strlen(p) > S3_PREFIX_MAX)
+		return 0;
+	for (i = 0; p[i]; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
+		      p[i] == '-' || p[i] == '_' || p[i] == '.' || p[i] == '/'))
+			return 0;
+	return 1;
+}
+
+static struct curl_slist *headers(const struct s3_client *c, int put, int new_only)
+{
+	char token[MDFIO_AWS_TOKEN_MAX + 32];
+	struct curl_slist *l = NULL, *t;
+	const char *lines[4];
+	size_t n = 0, i;
+
+	lines[n++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
+	if (put)
+		lines[n++] = "Content-Type: application/octet-stream";
+	if (new_only)
+		lines[n++] = "If-None-Match: *";
+	if (c->aws.session_token[0]) {
+		snprintf(token, sizeof(token), "x-amz-security-token: %s", c->aws.session_token);
+		lines[n++] = token;
+	}
+	for (i = 0; i < n; i++) {
+		t = curl_slist_append(l, lines[i]);
+		if (!t) {
+			curl_slist_free_all(l);
+			return NULL;
+		}
+		l = t;
+	}
+	return l;
+}
+
+/* The bucket's URL: endpoint/bucket (path), or the bucket as the first
+ * label of the endpoint's host (virtual). */
+static char *bucket_url(const char *endpoint, const char *bucket, int virtual_host)
+{
+	const char *host = strstr(endpoint, "://");
+	size_t n = strlen(endpoint) + strlen(bucket) + 3;
+	char *u = malloc(n);
+
+	if (!u)
+		return NULL;
+	if (virtual_host)
+		snprintf(u, n, "%.*s%s.%s", (int)(host + 3 - endpoint), endpoint, bucket, host + 3);
+	else
+		snprintf(u, n, "%s/%s", endpoint, bucket);
+	return u;
+}
+
+static int s3_open(struct thread_data *td, int root_fd, void **state, const char **where)
+{
+	struct s3_options *o = td->eo;
+	const struct mdfio_aws_options ao = { o->profile, o->region, o->endpoint, o->ca_bundle };
+	struct s3_client *c;
+	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], *url;
+	const char *pfx = o->prefix ? o->prefix : "";
+	int virtual_host = 0, e;
+	size_t n, blen = 0;
+	long status = 0;
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+
+	(void)root_fd;
+	if (!o->bucket || !o->bucket[0])
+		return mdfio_error("bucket= is required: the existing bucket mdfio-s3 keeps its datasets in");
+	if (!valid_bucket(o->bucket))
+		return mdfio_error("bucket=%s: expected 3 to 63 of a-z, 0-9, '-' and '.'", o->bucket);
+	if (!valid_prefix(pfx))
+		return mdfio_error("prefix=%s: expected up to %d of A-Z, a-z, 0-9, '-', '_', '.' and '/', not starting with '/' nor holding '//'",
+				   pfx, S3_PREFIX_MAX);
+	if (o->addressing && o->addressing[0] && strcmp(o->addressing, "path")) {
+		if (strcmp(o->addressing, "virtual"))
+			return mdfio_error("addressing=%s: expected path or virtual", o->addressing);
+		virtual_host = 1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return mdfio_error("out of memory");
+	if (mdfio_aws_resolve(&c->aws, &ao, err, sizeof(err))) {
+		client_free(c);
+		return mdfio_error("%s", err);
+	}
+	n = strlen(c->aws.endpoint);
+	while (n && c->aws.endpoint[n - 1] == '/')
+		c->aws.endpoint[--n] = 0;
+	if (strncmp(c->aws.endpoint, "http://", 7) && strncmp(c->aws.endpoint, "https://", 8)) {
+		e = mdfio_error("endpoint %s: expected http://HOST[:PORT] or https://HOST[:PORT]", c->aws.endpoint);
+		client_free(c);
+		return e;
+	}
+	c->endpoint = c->aws.endpoint;
+	c->bucket = o->bucket;
+	snprintf(c->prefix, sizeof(c->prefix), "%s%s", pfx, pfx[0] && pfx[strlen(pfx) - 1] != '/' ? "/" : "");
+	snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->aws.region);
+	n = strlen(o->bucket) + strlen(c->prefix) + 8;
+	c->where = malloc(n);
+	if (c->where) {
+		snprintf(c->where, n, "s3://%s%s%s", o->bucket, c->prefix[0] ? "/" : "", c->prefix);
+		if (c->prefix[0])
+			c->where[strlen(c->where) - 1] = 0;	/* datasets go after a '/' */
+	}
+	c->base = bucket_url(c->endpoint, o->bucket, virtual_host);
+	c->global = !curl_global_init(CURL_GLOBAL_DEFAULT);
+	c->easy = c->global ? curl_easy_init() : NULL;
+	c->hdr = headers(c, 0, 0);
+	c->hdr_put = headers(c, 1, 0);
+	c->hdr_put_new = headers(c, 1, 1);
+	if (!c->where || !c->base || !c->easy || !c->hdr || !c->hdr_put || !c->hdr_put_new) {
+		client_free(c);
+		return mdfio_error("out of memory (or libcurl cannot start)");
+	}
+	/* one signed request before anything is made: the endpoint, TLS,
+	 * the credentials and the bucket, in one line if any fails */
+	url = list_url(c, c->prefix, 1, NULL);
+	e = url ? store_req(c, url, M_GET, c->hdr, NULL, &status, &rc, &blen) : ENOMEM;
+	free(url);
+	if (e) {
+		e = mdfio_error("endpoint %s, bucket %s: %s (credentials: %s, region %s)", c->endpoint, o->bucket,
+				describe(d, sizeof(d), rc, status, c->errbody, blen), c->aws.credentials_from,
+				c->aws.region);
+		client_free(c);
+		return e;
+	}
+	o->client = c;
+	*state = c;
+	*where = c->where;
+	return 0;
+}
+
+static const struct mdfio_store s3_store = {
+	.open = s3_open,
+	.close = s3_close,
+	.probe = s3_probe,
+	.make = s3_make,
+	.open_dataset = s3_open_dataset,
+	.close_dataset = s3_close_dataset,
+	.remove = s3_remove,
+	.list = s3_list,
+	.next = s3_next,
+	.listed_object = s3_listed_object,
+	.rewind = s3_rewind,
+	.list_close = s3_list_close,
+	.unlink = s3_unlink,
+};
+
+/* ------------------------------------------------------------ requests */
+
+/* A unit's request and the handle that carries it. */
+struct slot {
+	struct mdfio_unit *u;
+	CURL *h;
+	char *url;		/* room for any object's URL */
+	struct sink body;	/* a read's object, else the error body */
+	char errbody[S3_ERRBODY_MAX];
+};
+
+struct s3_queue {
+	struct thread_data *td;
+	struct s3_client *c;
+	struct slot *slot;
+	unsigned int n;
+	size_t url_len;
+	int reported;		/* a failed request was described once */
+};
+
+static const enum method op_method[MDFIO_OP_NR] = {
+	[MDFIO_OP_CREATE] = M_PUT, [MDFIO_OP_STAT] = M_HEAD,
+	[MDFIO_OP_READ] = M_GET, [MDFIO_OP_DELETE] = M_DELETE,
+};
+
+static void prepare(struct s3_queue *q, struct slot *s)
+{
+	struct mdfio_req *r = &s->u->req;
+	enum method m = op_method[r->op];
+
+	snprintf(s->url, q->url_len, "%s/%s%s/%s", q->c->base, q->c->prefix, r->dataset, r->name);
+	if (m == M_GET)
+		s->body = (struct sink){ r->buf, r->size, 0, 0, 0, 0 };
+	else
+		s->body = (struct sink){ s->errbody, sizeof(s->errbody), 0, 0, 0, 0 };
+	setup(q->c, s->h, s->url, m, m == M_PUT ? q->c->hdr_put : q->c->hdr, r->buf, r->size, &s->body);
+}
+
+/* The end of slot s's request, curl's result rc, into its req. */
+static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
+{
+	struct mdfio_req *r = &s->u->req;
+	long status = 0;
+	int err;
+
+	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+	err = result_errno(rc, status);
+	if (!err && r->op == MDFIO_OP_STAT) {
+		curl_off_t len = -1;
+
+		curl_easy_getinfo(s->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+		r->st_size = len < 0 ? 0 : (uint64_t)len;
+	} else if (!err && r->op == MDFIO_OP_READ && s->body.total < r->size) {
+		err = EIO;	/* a short object, as a short read */
+	}
+	/* the first failure that the errno value does not explain */
+	if (err && err != ENOENT && !q->reported) {
+		char d[128];
+
+		q->reported = 1;
+		mdfio_error("%s %s/%s/%s: %s (only this first failed request is described; the rest are counted)",
+			    method_names[op_method[r->op]], q->c->where, r->dataset, r->name,
+			    describe(d, sizeof(d), rc, status, r->op == MDFIO_OP_READ ? NULL : s->errbody,
+				     r->op == MDFIO_OP_READ ? 0 : s->body.len));
+	}
+	r->err = err;
+}
+
+static int s3_start(void *priv, struct mdfio_unit *u)
+{
+	struct s3_queue *q = priv;
+	struct slot *s = &q->slot[u->index];
+
+	prepare(q, s);
+	u->req.t0 = mdfio_now();
+	finish(q, s, curl_easy_perform(s->h));
+	return 1;
+}
+
+static void s3_exit(void *priv)
+{
+	struct s3_queue *q = priv;
+	unsigned int i;
+
+	for (i = 0; q->slot && i < q->n; i++) {
+		if (q->slot[i].h)
+			curl_easy_cleanup(q->slot[i].h);
+		free(q->slot[i].url);
+	}
+	free(q->slot);
+	free(q);
+}
+
+static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units,
+		   unsigned int n, void **priv)
+{
+	struct s3_options *o = td->eo;
+	struct s3_queue *q = calloc(1, sizeof(*q));
+	unsigned int i;
+
+	(void)root_fd;
+	if (!q)
+		return mdfio_error("out of memory");
+	*priv = q;
+	q->td = td;
+	q->c = o->client;
+	q->n = n;
+	q->url_len = strlen(q->c->base) + strlen(q->c->prefix) + MDFIO_DATASET_NAME_MAX + MDFIO_OBJECT_NAME_MAX + 4;
+	q->slot = calloc(n, sizeof(*q->slot));
+	if (!q->slot)
+		return mdfio_error("out of memory for iodepth=%u", n);
+	for (i = 0; i < n; i++) {
+		q->slot[i].u = &units[i];
+		q->slot[i].h = curl_easy_init();
+		q->slot[i].url = malloc(q->url_len);
+		if (!q->slot[i].h || !q->slot[i].url)
+			return mdfio_error("out of memory for iodepth=%u", n);
+	}
+	return 0;
+}
+
+static const struct fio_option s3_options[] = {
+	MDFIO_STR_OPT("bucket", struct s3_options, bucket,
+		      "The existing bucket whose keys <prefix><rank>_<d>/file-<i> are the objects (required)"),
+	MDFIO_STR_OPT("prefix", struct s3_options, prefix,
+		      "Where in the bucket the datasets are: a key prefix, '/' added if it has none (default: none)"),
+	MDFIO_STR_OPT("endpoint", struct s3_options, endpoint,
+		      "http(s)://HOST[:PORT] of the S3 service (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url, AWS)"),
+	MDFIO_STR_OPT("region", struct s3_options, region,
+		      "The region requests are signed for (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1)"),
+	MDFIO_STR_OPT("profile", struct s3_options, profile,
+		      "The profile of ~/.aws/credentials and ~/.aws/config whose keys to use, not the environment's (default: AWS_PROFILE, then the environment's keys, then [default])"),
+	MDFIO_STR_OPT("addressing", struct s3_options, addressing,
+		      "path (https://HOST/BUCKET/KEY, default) or virtual (https://BUCKET.HOST/KEY)"),
+	MDFIO_STR_OPT("ca_bundle", struct s3_options, ca_bundle,
+		      "The CA certificates that verify the endpoint's (default: AWS_CA_BUNDLE, the profile's, the system's)"),
+	{ .name = NULL },
+};
+
+static const struct mdfio_backend s3_backend = {
+	.name = "mdfio-s3",
+	.start = s3_start,
+	.init = s3_init,
+	.exit = s3_exit,
+	.sync = 1,
+	.options = s3_options,
+	.option_struct_size = sizeof(struct s3_options),
+	.store = &s3_store,
+};
+
+MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
+void get_ioengine(struct ioengine_ops **ops)
+{
+	mdfio_get_ioengine(ops, &s3_backend);
+}

@@ -1,0 +1,113 @@
+"""mdfio-s3 (engines/backends/s3.c) against an S3 server of its own
+(versitygw, tools/mdfio/versitygw.py): datasets are key prefixes in one
+bucket, objects keys under them; directory= holds only the run's
+coordination, and credentials come from the environment alone."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import mdfio.fio
+import mdfio.versitygw as vgw
+from conftest import ENGINE_DIR, SOURCE_ROOT, after_cleanup, job, run_fio
+
+S3 = mdfio.fio.engine_path(ENGINE_DIR, "s3")
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+COORDINATION = ["mdfio.ranks", "mdfio.status"]
+BUCKET = "mdfio-test"
+# a key of someone else's in the bucket, beside the namespace
+FOREIGN = "notes/keep-me"
+
+
+@pytest.fixture
+def s3():
+    if not S3.is_file():
+        pytest.skip(f"{S3} not built (meson builds it only where libcurl is: ./setup installs libcurl4-openssl-dev)")
+    why = vgw.need_versitygw(SOURCE_ROOT)
+    if why:
+        pytest.skip(why)
+    with vgw.server(SOURCE_ROOT) as srv:
+        srv.make_bucket(BUCKET)
+        srv.put(BUCKET, FOREIGN, b"precious")
+        yield srv
+
+
+def s3_job(phases, root, bucket=BUCKET, **opts):
+    return mdfio.fio.jobfile(phases, root, S3, bucket=bucket, **opts)
+
+
+def keys(prefix, ranks, datasets, lo, hi):
+    """The bucket's keys of a namespace: each dataset's marker and its
+    objects file-lo .. file-(hi-1)."""
+    out = []
+    for r in range(ranks):
+        for d in range(datasets):
+            out += [f"{prefix}{r}_{d}/"] + [f"{prefix}{r}_{d}/file-{i}" for i in range(lo, hi)]
+    return sorted(out)
+
+
+def counts(path):
+    """mdfio-report's figures that count, per phase and repeat."""
+    proc = subprocess.run([str(REPORT), "--json", str(path)], capture_output=True, text=True, check=True)
+    fields = ("objects", "dsets", "errors", "create_count", "stat_count", "read_count", "delete_count")
+    return [(r["phase"], r["repeat"], *(r[f] for f in fields))
+            for r in json.loads(proc.stdout)["records"] if r["process"] == "all"]
+
+
+def errors(run):
+    return sum(j[d]["drop_ios"] for j in run.jobs() for d in ("read", "write", "trim"))
+
+
+def test_phases_count_what_mdfio_posix_counts(s3, tmpfs, tmp_path):
+    """precreate, two benchmark repeats and cleanup with verify_read=1, one
+    fio each, under prefix=: no error, the keys are the namespace's (and
+    the foreign key), directory= holds only mdfio's status and rank files,
+    mdfio-report counts what it counts for mdfio-posix with the same
+    parameters, and the cleanup leaves only the foreign key."""
+    R, D, P, I = 2, 3, 12, 5
+    opts = dict(numjobs=R, datasets=D, precreate_per_set=P, steps_per_set=I, bs=200, verify_read=1)
+    root, posix_root = tmpfs / "root", tmpfs / "posix"
+    root.mkdir()
+    posix_root.mkdir()
+    env = s3.env()
+    reports = []
+    for phases, lo, hi in ((["precreate"], 0, P), (["benchmark", "benchmark"], 2 * I, P + 2 * I), (["cleanup"], 0, 0)):
+        work = tmp_path / phases[0]
+        work.mkdir()
+        run = run_fio(s3_job(phases, root, prefix="run/a", **opts), work, env=env, check=True)
+        assert errors(run) == 0
+        expect = keys("run/a/", R, D, lo, hi) if hi else []
+        assert s3.keys(BUCKET) == sorted(expect + [FOREIGN])
+        reports += counts(work / "job-0.json")
+        if hi:
+            assert sorted(os.listdir(root)) == COORDINATION
+    assert after_cleanup(root) == []
+    posix = tmp_path / "posix"
+    posix.mkdir()
+    run_fio(job(["precreate", "benchmark", "benchmark", "cleanup"], posix_root, **opts), posix, check=True)
+    assert reports == counts(posix / "job-0.json")
+    # R * D * P objects and R * D datasets made and removed; R * D * I steps
+    assert [r[:4] for r in reports] == [("precreate", 0, 72, 6), ("benchmark", 1, 30, None),
+                                        ("benchmark", 2, 30, None), ("cleanup", 0, 72, 6)]
+
+
+def test_wrong_secret_is_one_line_and_never_printed(s3, tmpfs, tmp_path):
+    """A secret the server does not know: fio fails with one line that
+    names the endpoint and the server's status and Code, nothing is made,
+    and neither secret appears anywhere in fio's output or JSON."""
+    root = tmpfs / "root"
+    root.mkdir()
+    wrong = "WrongSecret" + s3.secret_key[::-1]
+    env = dict(s3.env(), AWS_SECRET_ACCESS_KEY=wrong)
+    run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    lines = [line for line in run.mdfio_lines() if s3.endpoint in line]
+    assert len(lines) == 1, run.stderr
+    assert "HTTP 403 SignatureDoesNotMatch" in lines[0] and "credentials: the environment" in lines[0], lines
+    json_out = tmp_path / "job-0.json"
+    output = run.stdout + run.stderr + (json_out.read_text(errors="replace") if json_out.exists() else "")
+    for secret in (wrong, s3.secret_key):
+        assert secret not in output
+    assert s3.keys(BUCKET) == [FOREIGN]
+    assert after_cleanup(root) == []
