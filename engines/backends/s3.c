@@ -13,6 +13,11 @@
  * finds no other key under it. A run's coordination, the status and rank
  * files and their lock, stays in directory= (docs/design.md).
  *
+ * Up to iodepth units are in flight, each unit's request on a handle of
+ * its own in one curl multi handle, whose connections they all reuse.
+ * The store's requests (markers, listings) are synchronous, on a handle of
+ * the store's.
+ *
  * Credentials come from the environment or the AWS shared files, never
  * from an option (awsconf.h), so that no secret enters a jobfile or fio's
  * output. Nothing of a response but its status and its <Code> element is
@@ -817,16 +822,21 @@ static const struct mdfio_store s3_store = {
 struct slot {
 	struct mdfio_unit *u;
 	CURL *h;
+	int busy;		/* h is in the multi handle */
 	char *url;		/* room for any object's URL */
 	struct sink body;	/* a read's object, else the error body */
 	char errbody[S3_ERRBODY_MAX];
 };
 
+/* Up to iodepth units in flight on one multi handle, whose connections
+ * every unit's handle shares and reuses (as mdfio-uring keeps them in one
+ * ring). */
 struct s3_queue {
 	struct thread_data *td;
 	struct s3_client *c;
 	struct slot *slot;
-	unsigned int n;
+	CURLM *multi;
+	unsigned int n, in_flight;
 	size_t url_len;
 	int reported;		/* a failed request was described once */
 };
@@ -847,6 +857,7 @@ static void prepare(struct s3_queue *q, struct slot *s)
 	else
 		s->body = (struct sink){ s->errbody, sizeof(s->errbody), 0, 0, 0, 0 };
 	setup(q->c, s->h, s->url, m, m == M_PUT ? q->c->hdr_put : q->c->hdr, r->buf, r->size, &s->body);
+	curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
 }
 
 /* The end of slot s's request, curl's result rc, into its req. */
@@ -879,6 +890,8 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 	r->err = err;
 }
 
+/* The request goes out at the next commit or reap; its latency runs from
+ * here to the reap that sees it end. */
 static int s3_start(void *priv, struct mdfio_unit *u)
 {
 	struct s3_queue *q = priv;
@@ -886,8 +899,68 @@ static int s3_start(void *priv, struct mdfio_unit *u)
 
 	prepare(q, s);
 	u->req.t0 = mdfio_now();
-	finish(q, s, curl_easy_perform(s->h));
-	return 1;
+	if (curl_multi_add_handle(q->multi, s->h) != CURLM_OK) {
+		finish(q, s, CURLE_OUT_OF_MEMORY);
+		return 1;
+	}
+	s->busy = 1;
+	q->in_flight++;
+	return 0;
+}
+
+static int s3_commit(void *priv)
+{
+	struct s3_queue *q = priv;
+	int running;
+
+	return curl_multi_perform(q->multi, &running) == CURLM_OK ? 0 : -EIO;
+}
+
+/* Ends every transfer curl has finished; how many units ended. A unit's
+ * next request may start inside mdfio_req_done: it goes into the multi
+ * handle at once and ends in a later round. */
+static unsigned int reap_done(struct s3_queue *q)
+{
+	unsigned int ended = 0;
+	uint64_t now = 0;
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(q->multi, &left))) {
+		struct slot *s = NULL;
+		CURL *h = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&s);
+		curl_multi_remove_handle(q->multi, h);
+		s->busy = 0;
+		q->in_flight--;
+		finish(q, s, rc);
+		/* one clock read for the transfers seen ending together */
+		if (!now)
+			now = mdfio_now();
+		ended += (unsigned int)mdfio_req_done(q->td, s->u, now);
+	}
+	return ended;
+}
+
+static int s3_reap(void *priv, unsigned int min)
+{
+	struct s3_queue *q = priv;
+	unsigned int ended = 0;
+	int running;
+
+	for (;;) {
+		if (curl_multi_perform(q->multi, &running) != CURLM_OK)
+			return -EIO;
+		ended += reap_done(q);
+		if (ended >= min || !q->in_flight)
+			return 0;
+		if (curl_multi_poll(q->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+			return -EIO;
+	}
 }
 
 static void s3_exit(void *priv)
@@ -896,10 +969,14 @@ static void s3_exit(void *priv)
 	unsigned int i;
 
 	for (i = 0; q->slot && i < q->n; i++) {
+		if (q->slot[i].busy)
+			curl_multi_remove_handle(q->multi, q->slot[i].h);
 		if (q->slot[i].h)
 			curl_easy_cleanup(q->slot[i].h);
 		free(q->slot[i].url);
 	}
+	if (q->multi)
+		curl_multi_cleanup(q->multi);
 	free(q->slot);
 	free(q);
 }
@@ -920,7 +997,8 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 	q->n = n;
 	q->url_len = strlen(q->c->base) + strlen(q->c->prefix) + MDFIO_DATASET_NAME_MAX + MDFIO_OBJECT_NAME_MAX + 4;
 	q->slot = calloc(n, sizeof(*q->slot));
-	if (!q->slot)
+	q->multi = curl_multi_init();
+	if (!q->slot || !q->multi)
 		return mdfio_error("out of memory for iodepth=%u", n);
 	for (i = 0; i < n; i++) {
 		q->slot[i].u = &units[i];
@@ -953,9 +1031,10 @@ static const struct fio_option s3_options[] = {
 static const struct mdfio_backend s3_backend = {
 	.name = "mdfio-s3",
 	.start = s3_start,
+	.commit = s3_commit,
+	.reap = s3_reap,
 	.init = s3_init,
 	.exit = s3_exit,
-	.sync = 1,
 	.options = s3_options,
 	.option_struct_size = sizeof(struct s3_options),
 	.store = &s3_store,

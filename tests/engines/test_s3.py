@@ -2,9 +2,13 @@
 (versitygw, tools/mdfio/versitygw.py): datasets are key prefixes in one
 bucket, objects keys under them; directory= holds only the run's
 coordination, and credentials come from the environment alone."""
+import contextlib
 import json
 import os
+import socket
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -111,3 +115,92 @@ def test_wrong_secret_is_one_line_and_never_printed(s3, tmpfs, tmp_path):
         assert secret not in output
     assert s3.keys(BUCKET) == [FOREIGN]
     assert after_cleanup(root) == []
+
+
+class CountingProxy:
+    """A TCP proxy on a free loopback port in front of the server: it
+    counts the connections it accepts and the most requests in flight at
+    once (a connection whose client has sent and not yet been answered),
+    and holds each answer back DELAY s, so that requests issued together
+    overlap there."""
+    DELAY = 0.01
+
+    def __init__(self, port):
+        self.target = port
+        self.lock = threading.Lock()
+        self.connections = self.in_flight = self.most_in_flight = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            with self.lock:
+                self.connections += 1
+            waiting = [False]
+            threading.Thread(target=self.pipe, args=(client, server, waiting, True), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, waiting, False), daemon=True).start()
+
+    def pipe(self, src, dst, waiting, asking):
+        try:
+            while data := src.recv(65536):
+                if asking and not waiting[0]:
+                    waiting[0] = True
+                    with self.lock:
+                        self.in_flight += 1
+                        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+                elif not asking and waiting[0]:
+                    time.sleep(self.DELAY)
+                    waiting[0] = False
+                    with self.lock:
+                        self.in_flight -= 1
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self):
+        self.listener.close()
+
+
+def test_iodepth_keeps_requests_in_flight_on_reused_connections(s3, tmpfs, tmp_path):
+    """iodepth=8: every phase counts what iodepth=1 counts (mdfio-report),
+    with verify_read=1 and no error; through a proxy that holds each
+    answer back, up to 8 requests of the one rank are in flight at once,
+    on a handful of connections reused for hundreds of requests."""
+    opts = dict(datasets=2, precreate_per_set=24, steps_per_set=12, bs=300, verify_read=1)
+    phases = ["precreate", "benchmark", "cleanup"]
+    proxy = CountingProxy(s3.port)
+    try:
+        reports = {}
+        for depth in (1, 8):
+            root = tmpfs / f"root-{depth}"
+            root.mkdir()
+            work = tmp_path / f"depth-{depth}"
+            work.mkdir()
+            env = dict(s3.env(), AWS_ENDPOINT_URL_S3=f"http://127.0.0.1:{proxy.port}")
+            before = proxy.connections
+            proxy.most_in_flight = 0
+            run = run_fio(s3_job(phases, root, prefix=f"d{depth}", iodepth=depth, **opts), work, env=env,
+                          check=True)
+            assert errors(run) == 0
+            reports[depth] = counts(work / "job-0.json")
+            assert s3.keys(BUCKET) == [FOREIGN]
+        # what the one rank did at iodepth=8, its store's requests
+        # (probes, markers, listings) and the job-start check included
+        connections = proxy.connections - before
+    finally:
+        proxy.close()
+    assert reports[8] == reports[1]
+    assert proxy.most_in_flight == 8
+    # a connection per unit and per phase's store, not one per request
+    # (its 48 creates, 24 steps of 4 requests, 48 deletes)
+    assert connections <= 3 * (8 + 1), connections

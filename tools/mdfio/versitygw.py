@@ -162,7 +162,10 @@ def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
         port = _free_port()
         log = open(work / "versitygw.log", "wb")
         with log:
-            proc = subprocess.Popen([str(binary(source_root)), "--port", f"{ADDRESS}:{port}", *extra_args,
+            # --keep-alive: as S3 services do; versitygw closes every
+            # connection after one request by default
+            proc = subprocess.Popen([str(binary(source_root)), "--port", f"{ADDRESS}:{port}", "--keep-alive",
+                                     *extra_args,
                                      "posix", str(backing)],
                                     env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         srv = Server(proc, backing, port, access, secret)
