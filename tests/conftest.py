@@ -501,12 +501,12 @@ def after_cleanup(root):
     return [n for n in os.listdir(root) if not (KILLED_UPDATE.fullmatch(n) and os.path.getsize(root / n) == 0)]
 
 
-def kill_fio_when(jobtext, tmp_path, ready):
-    """Starts fio on jobtext and kills it and its job processes with
-    SIGKILL once ready() holds (within 60 s)."""
+def kill_fio_when(jobtext, tmp_path, ready, env=None):
+    """Starts fio on jobtext (env: more of its environment) and kills it
+    and its job processes with SIGKILL once ready() holds (within 60 s)."""
     jobfile = tmp_path / "killed.fio"
     jobfile.write_text(jobtext)
-    proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(["fio", str(jobfile)], env=fio_env(env), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60
     while time.time() < deadline and not ready():

@@ -14,7 +14,7 @@ import pytest
 
 import mdfio.fio
 import mdfio.versitygw as vgw
-from conftest import ENGINE_DIR, SOURCE_ROOT, after_cleanup, job, run_fio
+from conftest import ENGINE_DIR, SOURCE_ROOT, after_cleanup, but_killed_updates, job, kill_fio_when, run_fio
 
 S3 = mdfio.fio.engine_path(ENGINE_DIR, "s3")
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -115,6 +115,69 @@ def test_wrong_secret_is_one_line_and_never_printed(s3, tmpfs, tmp_path):
         assert secret not in output
     assert s3.keys(BUCKET) == [FOREIGN]
     assert after_cleanup(root) == []
+
+
+def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp_path):
+    """A benchmark killed with SIGKILL midway, then keys mdfio never makes
+    planted in two of its datasets. The cleanup, which cannot trust the
+    status, lists the datasets and deletes every object of the window the
+    status allows, leaves the planted keys and their datasets' markers
+    (as a directory holding a foreign file stays), names them and fails;
+    once they are gone a second cleanup removes the rest. The foreign key
+    outside the namespace is never touched."""
+    root = tmpfs / "root"
+    root.mkdir()
+    p = 400
+    opts = dict(datasets=2, precreate_per_set=p, steps_per_set=p, bs=64, prefix="k")
+    env = s3.env()
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    data = s3.directory / BUCKET / "k"     # versitygw keeps key k/0_0/file-1 as this file
+    created = lambda: sum(1 for f in data.glob("0_*/file-*") if int(f.name[5:]) >= p)
+    kill_fio_when(s3_job(["benchmark"], root, **opts), tmp_path, lambda: created() > 20, env=env)
+    assert created() > 20 and len(list(data.glob("0_0/file-*"))) > 0
+    assert " benchmarking 0 " in (root / "mdfio.status").read_text()
+    assert but_killed_updates(sorted(os.listdir(root))) == COORDINATION
+    planted = ["k/0_0/notes.txt", "k/0_1/file-1.bak"]
+    for key in planted:
+        s3.put(BUCKET, key, b"not mdfio's")
+    run = run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert s3.keys(BUCKET) == sorted(["k/0_0/", "k/0_1/", FOREIGN] + planted)
+    lines = run.mdfio_lines()
+    assert sum("rank 0 cleanup: left 2 entries in its datasets (first: s3://mdfio-test/k/0_" in line
+               for line in lines) == 1, run.stderr
+    assert sum("cannot remove dataset s3://mdfio-test/k/0_" in line and "Directory not empty" in line
+               for line in lines) == 2, run.stderr
+    for key in planted:
+        s3.delete(BUCKET, key)
+    run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=True)
+    assert s3.keys(BUCKET) == [FOREIGN]
+    assert after_cleanup(root) == []
+
+
+def test_a_second_run_on_a_live_namespace_is_refused(s3, tmpfs, tmp_path):
+    """A namespace made from one directory=: a precreate on the same
+    bucket and prefix from another directory= is refused with one line
+    naming the dataset marker found, a cleanup from there finds no status,
+    and neither touches the keys or the first run's coordination; the
+    namespace's own cleanup still works."""
+    first, second = tmpfs / "first", tmpfs / "second"
+    first.mkdir()
+    second.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=5, prefix="live")
+    env = s3.env()
+    run_fio(s3_job(["precreate"], first, **opts), tmp_path, env=env, check=True)
+    before, status = s3.keys(BUCKET), (first / "mdfio.status").read_text()
+    run = run_fio(s3_job(["precreate"], second, **opts), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert run.mdfio_lines()[0] == \
+        "mdfio: s3://mdfio-test/live/0_0 already exists: refusing to precreate over it (nothing was touched)"
+    # nor can a cleanup from there remove what it has no status of
+    assert run_fio(s3_job(["cleanup"], second, **opts), tmp_path, env=env, check=False).rc != 0
+    assert s3.keys(BUCKET) == before and (first / "mdfio.status").read_text() == status
+    assert after_cleanup(second) == []
+    run_fio(s3_job(["cleanup"], first, **opts), tmp_path, env=env, check=True)
+    assert s3.keys(BUCKET) == [FOREIGN]
 
 
 class CountingProxy:

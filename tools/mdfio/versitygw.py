@@ -118,6 +118,10 @@ class Server:
         status, body = self.request("PUT", f"/{bucket}/{key}", body=data)
         assert status == 200, (status, body[:200])
 
+    def delete(self, bucket: str, key: str) -> None:
+        status, body = self.request("DELETE", f"/{bucket}/{key}")
+        assert status == 204, (status, body[:200])
+
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
         """Every key of bucket under prefix (ListObjectsV2, all pages)."""
         out: list[str] = []
