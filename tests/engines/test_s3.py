@@ -24,16 +24,24 @@ BUCKET = "mdfio-test"
 FOREIGN = "notes/keep-me"
 
 
-@pytest.fixture
-def s3():
+@contextlib.contextmanager
+def serving(**server_opts):
+    """A versitygw of the test's own (vgw.server's options) with BUCKET,
+    holding FOREIGN."""
     if not S3.is_file():
         pytest.skip(f"{S3} not built (meson builds it only where libcurl is: ./setup installs libcurl4-openssl-dev)")
     why = vgw.need_versitygw(SOURCE_ROOT)
     if why:
         pytest.skip(why)
-    with vgw.server(SOURCE_ROOT) as srv:
+    with vgw.server(SOURCE_ROOT, **server_opts) as srv:
         srv.make_bucket(BUCKET)
         srv.put(BUCKET, FOREIGN, b"precious")
+        yield srv
+
+
+@pytest.fixture
+def s3():
+    with serving() as srv:
         yield srv
 
 
@@ -192,6 +200,7 @@ class CountingProxy:
         self.target = port
         self.lock = threading.Lock()
         self.connections = self.in_flight = self.most_in_flight = 0
+        self.hosts = set()      # the Host headers of the requests
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self.accept, daemon=True).start()
@@ -214,6 +223,8 @@ class CountingProxy:
             while data := src.recv(65536):
                 if asking and not waiting[0]:
                     waiting[0] = True
+                    host = data.partition(b"\r\nHost: ")[2].partition(b"\r\n")[0]
+                    self.hosts.add(host.decode(errors="replace"))
                     with self.lock:
                         self.in_flight += 1
                         self.most_in_flight = max(self.most_in_flight, self.in_flight)
@@ -267,3 +278,47 @@ def test_iodepth_keeps_requests_in_flight_on_reused_connections(s3, tmpfs, tmp_p
     # a connection per unit and per phase's store, not one per request
     # (its 48 creates, 24 steps of 4 requests, 48 deletes)
     assert connections <= 3 * (8 + 1), connections
+
+
+def cycle(srv, root, tmp_path, env, **opts):
+    """precreate, benchmark and cleanup with verify_read=1: no error, the
+    namespace's keys after the precreate, only FOREIGN after the cleanup."""
+    opts = dict(datasets=2, precreate_per_set=6, steps_per_set=3, bs=100, verify_read=1, **opts)
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    assert srv.keys(BUCKET) == sorted(keys("", 1, 2, 0, 6) + [FOREIGN])
+    run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=env, check=True)
+    assert errors(run) == 0
+    assert srv.keys(BUCKET) == [FOREIGN]
+    assert after_cleanup(root) == []
+
+
+def test_virtual_host_addressing(tmpfs, tmp_path):
+    """addressing=virtual: every request, the job-start check's and the
+    store's too, names the bucket in its Host (mdfio-test.localhost,
+    which libcurl resolves to the loopback itself), and the cycle works."""
+    with serving(extra_args=("--virtual-domain", "localhost")) as srv:
+        proxy = CountingProxy(srv.port)
+        try:
+            env = dict(srv.env(), AWS_ENDPOINT_URL_S3=f"http://localhost:{proxy.port}")
+            cycle(srv, tmpfs, tmp_path, env, addressing="virtual")
+        finally:
+            proxy.close()
+        assert proxy.hosts == {f"{BUCKET}.localhost:{proxy.port}"}
+
+
+def test_https_verifies_the_server_against_ca_bundle(tmpfs, tmp_path):
+    """An https endpoint with a self-signed certificate: without its CA
+    the job-start check fails in one line naming the endpoint (nothing
+    made); with ca_bundle= (or AWS_CA_BUNDLE) the cycle works."""
+    with serving(tls=True) as srv:
+        root = tmpfs / "root"
+        root.mkdir()
+        env = srv.env()
+        assert env["AWS_ENDPOINT_URL_S3"].startswith("https://")
+        run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2), tmp_path, env=env, check=False)
+        assert run.rc != 0
+        lines = [line for line in run.mdfio_lines() if srv.endpoint in line]
+        assert len(lines) == 1 and "SSL peer certificate" in lines[0], run.stderr
+        assert srv.keys(BUCKET) == [FOREIGN]
+        cycle(srv, root, tmp_path, env, ca_bundle=srv.ca)
+        cycle(srv, root, tmp_path, dict(env, AWS_CA_BUNDLE=str(srv.ca)))

@@ -5,7 +5,9 @@ keys. Its posix backend keeps object <key> of bucket B as the file
 <directory>/B/<key>.
 
 server() starts it, waits (bounded) until it answers, and kills it and
-removes its directory on every exit path. Client requests a test makes
+removes its directory on every exit path; with tls=True it serves https
+with a self-signed certificate for 127.0.0.1 and localhost (openssl), the
+certificate being its own CA. Client requests a test makes
 itself (a bucket, a foreign key, a listing) are signed here (AWS
 Signature Version 4, stdlib only), independently of libcurl's signer,
 which the engine uses."""
@@ -19,6 +21,7 @@ import os
 import secrets
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -69,10 +72,11 @@ class Server:
     access_key: str
     secret_key: str
     host: str = ADDRESS
+    ca: Path | None = None      # https: the certificate that verifies it
 
     @property
     def endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.ca else 'http'}://{self.host}:{self.port}"
 
     def env(self) -> dict[str, str]:
         """The environment a client of this server takes its credentials,
@@ -103,7 +107,10 @@ class Server:
         url = f"{self.endpoint}{quoted}" + (f"?{canonical_query}" if canonical_query else "")
         req = urllib.request.Request(url, data=body if method in ("PUT", "POST") else None, method=method,
                                      headers={k: v for k, v in hdrs.items() if k != "host"})
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+        if self.ca:
+            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=str(self.ca))))
+        opener = urllib.request.build_opener(*handlers)
         try:
             with opener.open(req, timeout=START_TIMEOUT) as resp:
                 return resp.status, resp.read()
@@ -148,7 +155,7 @@ class Server:
 
 @contextlib.contextmanager
 def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
-           extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+           extra_args: tuple[str, ...] = (), tls: bool = False) -> Iterator[Server]:
     """A versitygw of its own on a free port of 127.0.0.1, serving a fresh
     directory under /tmp, with random keys (given in its environment, never
     on its command line); killed, and its directory removed, on every exit
@@ -164,6 +171,13 @@ def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
         access, secret = "AK" + secrets.token_hex(8).upper(), secrets.token_urlsafe(30)
         env = dict(os.environ, ROOT_ACCESS_KEY=access, ROOT_SECRET_KEY=secret)
         port = _free_port()
+        ca = None
+        if tls:
+            ca, key = work / "cert.pem", work / "key.pem"
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                            "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                            "-keyout", str(key), "-out", str(ca)], check=True, capture_output=True, timeout=timeout)
+            extra_args = ("--cert", str(ca), "--key", str(key), *extra_args)
         log = open(work / "versitygw.log", "wb")
         with log:
             # --keep-alive: as S3 services do; versitygw closes every
@@ -172,7 +186,7 @@ def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
                                      *extra_args,
                                      "posix", str(backing)],
                                     env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        srv = Server(proc, backing, port, access, secret)
+        srv = Server(proc, backing, port, access, secret, ca=ca)
         deadline = time.monotonic() + timeout
         while not srv.answers():
             if proc.poll() is not None:
