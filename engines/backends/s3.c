@@ -40,9 +40,8 @@
 
 #include "awsconf.h"
 #include "backend.h"
+#include "s3wire.h"
 
-#define S3_PREFIX_MAX 512
-#define S3_BUCKET_MAX 63
 /* a listing's page, and the most of an error body kept to find its Code */
 #define S3_LIST_PAGE 1000
 #define S3_ERRBODY_MAX 2048
@@ -72,7 +71,7 @@ struct s3_client {
 	char sigv4[MDFIO_AWS_KEY_MAX + 32];	/* "aws:amz:<region>:s3" */
 	char *base;	/* the bucket's URL: .../bucket or //bucket.host... */
 	char *where;	/* s3://<bucket>[/<prefix>], for messages */
-	char prefix[S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
+	char prefix[MDFIO_S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
 	const char *bucket, *endpoint;
 	/* the requests' signed headers: plain, a create's, a marker's */
 	struct curl_slist *hdr, *hdr_put, *hdr_put_new;
@@ -167,48 +166,22 @@ static int result_errno(CURLcode rc, long status)
 	default:
 		return EIO;
 	}
-	if (status >= 200 && status < 300)
-		return 0;
-	switch (status) {
-	case 403:
-		return EACCES;
-	case 404:
-		return ENOENT;
-	case 412:
-		return EEXIST;
-	case 503:
-		return EAGAIN;
-	default:
-		return EIO;
-	}
+	return mdfio_s3_status_errno(status);
 }
 
-/* "403 SignatureDoesNotMatch" or curl's words: the status and the Code
- * element of an error body, nothing else of it (the Code's letters
- * only). */
+/* "HTTP 403 SignatureDoesNotMatch" or curl's words: the status and the
+ * Code element of an error body, nothing else of it. */
 static const char *describe(char *out, size_t len, CURLcode rc, long status,
 			    const char *body, size_t body_len)
 {
-	const char *code = NULL;
-	size_t n = 0;
+	char code[MDFIO_S3_CODE_MAX + 1];
 
 	if (rc != CURLE_OK) {
 		snprintf(out, len, "%s", curl_easy_strerror(rc));
 		return out;
 	}
-	if (body && body_len) {
-		const char *end = body + body_len;
-		const char *p = memmem(body, body_len, "<Code>", 6);
-
-		if (p) {
-			code = p + 6;
-			while (code + n < end && n < 64 &&
-			       ((code[n] >= 'A' && code[n] <= 'Z') || (code[n] >= 'a' && code[n] <= 'z') ||
-				(code[n] >= '0' && code[n] <= '9')))
-				n++;
-		}
-	}
-	snprintf(out, len, "HTTP %ld%s%.*s", status, n ? " " : "", (int)n, n ? code : "");
+	mdfio_s3_code(body, body_len, code);
+	snprintf(out, len, "HTTP %ld%s%s", status, code[0] ? " " : "", code);
 	return out;
 }
 
@@ -239,27 +212,7 @@ static int store_req(struct s3_client *c, const char *url, enum method m, struct
 	return result_errno(rc, *status);
 }
 
-/* ------------------------------------------------------------ names, URLs */
-
-/* Percent-encodes s (all but unreserved characters) into out. */
-static void encode(char *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-		    ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-			*out++ = (char)ch;
-		} else {
-			*out++ = '%';
-			*out++ = hex[ch >> 4];
-			*out++ = hex[ch & 15];
-		}
-	}
-	*out = 0;
-}
+/* ------------------------------------------------------------------ URLs */
 
 /* The URL of key "<prefix><dataset>/<name>" (name may be "": the
  * marker) into a new string. */
@@ -282,9 +235,9 @@ static char *list_url(const struct s3_client *c, const char *p, unsigned int max
 	char *u = malloc(n), *ep = malloc(3 * strlen(p) + 1), *et = malloc(token ? 3 * strlen(token) + 1 : 1);
 
 	if (u && ep && et) {
-		encode(ep, p);
+		mdfio_s3_encode(ep, p);
 		if (token)
-			encode(et, token);
+			mdfio_s3_encode(et, token);
 		snprintf(u, n, "%s?%s%s%slist-type=2&max-keys=%u&prefix=%s", c->base,
 			 token ? "continuation-token=" : "", token ? et : "", token ? "&" : "", max, ep);
 	} else {
@@ -294,49 +247,6 @@ static char *list_url(const struct s3_client *c, const char *p, unsigned int max
 	free(ep);
 	free(et);
 	return u;
-}
-
-/* The text of the first <tag> element in body[0..len) into a new string,
- * with the XML entities S3 writes undone; NULL if there is none. *next
- * (if given) is where the search may go on. */
-static char *element(const char *body, size_t len, const char *tag, const char **next)
-{
-	char open[32], close[32];
-	const char *p, *q, *end = body + len;
-	char *out, *o;
-
-	snprintf(open, sizeof(open), "<%s>", tag);
-	snprintf(close, sizeof(close), "</%s>", tag);
-	p = memmem(body, len, open, strlen(open));
-	if (!p)
-		return NULL;
-	p += strlen(open);
-	q = memmem(p, (size_t)(end - p), close, strlen(close));
-	if (!q)
-		return NULL;
-	if (next)
-		*next = q + strlen(close);
-	out = o = malloc((size_t)(q - p) + 1);
-	if (!out)
-		return NULL;
-	while (p < q) {
-		static const struct { const char *ent; char ch; } ents[] = {
-			{ "&amp;", '&' }, { "&lt;", '<' }, { "&gt;", '>' }, { "&quot;", '"' }, { "&apos;", '\'' },
-		};
-		size_t k;
-
-		for (k = 0; k < sizeof(ents) / sizeof(ents[0]); k++)
-			if (!strncmp(p, ents[k].ent, strlen(ents[k].ent)) && p + strlen(ents[k].ent) <= q)
-				break;
-		if (k < sizeof(ents) / sizeof(ents[0])) {
-			*o++ = ents[k].ch;
-			p += strlen(ents[k].ent);
-		} else {
-			*o++ = *p++;
-		}
-	}
-	*o = 0;
-	return out;
 }
 
 /* ------------------------------------------------------------- the store */
@@ -386,7 +296,7 @@ static int list_keys(struct s3_listing *l, size_t max)
 	snprintf(p, plen + 1, "%s%s/", c->prefix, l->dataset);
 	listing_clear(l);
 	for (;;) {
-		char *url = list_url(c, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next;
+		char *url = list_url(c, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next, *truncated;
 		const char *at;
 		long status;
 		CURLcode rc;
@@ -404,7 +314,7 @@ static int list_keys(struct s3_listing *l, size_t max)
 			break;
 		}
 		at = body.buf;
-		while (body.buf && (key = element(at, body.len - (size_t)(at - body.buf), "Key", &at))) {
+		while (body.buf && (key = mdfio_s3_element(at, body.len - (size_t)(at - body.buf), "Key", &at))) {
 			if (strncmp(key, p, plen) || !key[plen]) {
 				free(key);	/* the marker itself */
 				continue;
@@ -426,8 +336,10 @@ static int list_keys(struct s3_listing *l, size_t max)
 		}
 		if (err || max)
 			break;
-		next = body.buf && memmem(body.buf, body.len, "<IsTruncated>true<", 18) ?
-		       element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
+		truncated = body.buf ? mdfio_s3_element(body.buf, body.len, "IsTruncated", NULL) : NULL;
+		next = truncated && !strcmp(truncated, "true") ?
+		       mdfio_s3_element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
+		free(truncated);
 		free(token);
 		token = next;
 		if (!token)
@@ -650,33 +562,6 @@ static void s3_close(void *state)
 	client_free(state);
 }
 
-static int valid_bucket(const char *b)
-{
-	size_t n = strlen(b), i;
-
-	if (n < 3 || n > S3_BUCKET_MAX)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '-' || b[i] == '.'))
-			return 0;
-	return 1;
-}
-
-/* A prefix's characters: those mdfio's names use, which every S3 server
- * takes unencoded in a path (libcurl 7.88 signs the path as written). */
-static int valid_prefix(const char *p)
-{
-	size_t i;
-
-	if (p[0] == '/' || strstr(p, "//") || strlen(p) > S3_PREFIX_MAX)
-		return 0;
-	for (i = 0; p[i]; i++)
-		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
-		      p[i] == '-' || p[i] == '_' || p[i] == '.' || p[i] == '/'))
-			return 0;
-	return 1;
-}
-
 static struct curl_slist *headers(const struct s3_client *c, int put, int new_only)
 {
 	char token[MDFIO_AWS_TOKEN_MAX + 32];
@@ -736,11 +621,11 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	(void)root_fd;
 	if (!o->bucket || !o->bucket[0])
 		return mdfio_error("bucket= is required: the existing bucket mdfio-s3 keeps its datasets in");
-	if (!valid_bucket(o->bucket))
+	if (!mdfio_s3_valid_bucket(o->bucket))
 		return mdfio_error("bucket=%s: expected 3 to 63 of a-z, 0-9, '-' and '.'", o->bucket);
-	if (!valid_prefix(pfx))
+	if (!mdfio_s3_valid_prefix(pfx))
 		return mdfio_error("prefix=%s: expected up to %d of A-Z, a-z, 0-9, '-', '_', '.' and '/', not starting with '/' nor holding '//'",
-				   pfx, S3_PREFIX_MAX);
+				   pfx, MDFIO_S3_PREFIX_MAX);
 	if (o->addressing && o->addressing[0] && strcmp(o->addressing, "path")) {
 		if (strcmp(o->addressing, "virtual"))
 			return mdfio_error("addressing=%s: expected path or virtual", o->addressing);

@@ -1,0 +1,65 @@
+/* mdfio-s3's text besides the objects (lib/s3wire.c): names, encoding,
+ * the XML it reads, and that nothing but an error's Code is taken from a
+ * body. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "s3wire.h"
+
+int main(void)
+{
+	static const char page[] =
+		"<?xml version=\"1.0\"?><ListBucketResult><Name>b</Name><Prefix>p/0_0/</Prefix>"
+		"<Contents><Key>p/0_0/</Key><Size>0</Size></Contents>"
+		"<Contents><Key>p/0_0/file-1</Key></Contents>"
+		"<Contents><Key>p/0_0/a&amp;b&lt;c&gt;&quot;&apos;&amp;amp;</Key></Contents>"
+		"<IsTruncated>true</IsTruncated><NextContinuationToken>1/a+b=</NextContinuationToken>"
+		"</ListBucketResult>";
+	static const char denied[] =
+		"<Error><Code>SignatureDoesNotMatch</Code><Message>x</Message>"
+		"<StringToSign>AWS4 secret-ish</StringToSign></Error>";
+	const char *at = page;
+	char out[128], *k[4];
+	int i, n = 0;
+
+	CHECK(mdfio_s3_valid_bucket("abc") && mdfio_s3_valid_bucket("my.bucket-1"), "valid buckets");
+	CHECK(!mdfio_s3_valid_bucket("ab") && !mdfio_s3_valid_bucket("Caps") && !mdfio_s3_valid_bucket("a_b") &&
+	      !mdfio_s3_valid_bucket("0123456789012345678901234567890123456789012345678901234567890123"),
+	      "invalid buckets");
+	CHECK(mdfio_s3_valid_prefix("") && mdfio_s3_valid_prefix("run-1/a_b.c/"), "valid prefixes");
+	CHECK(!mdfio_s3_valid_prefix("/abs") && !mdfio_s3_valid_prefix("a//b") && !mdfio_s3_valid_prefix("a b") &&
+	      !mdfio_s3_valid_prefix("a%2F") && !mdfio_s3_valid_prefix("a?b"), "invalid prefixes");
+
+	mdfio_s3_encode(out, "p/0_0/ a+b=~");
+	CHECK(!strcmp(out, "p%2F0_0%2F%20a%2Bb%3D~"), "encoded: %s", out);
+
+	while (n < 4 && (k[n] = mdfio_s3_element(at, sizeof(page) - 1 - (size_t)(at - page), "Key", &at)))
+		n++;
+	CHECK(n == 3, "3 keys: %d", n);
+	CHECK(n == 3 && !strcmp(k[0], "p/0_0/") && !strcmp(k[1], "p/0_0/file-1") &&
+	      !strcmp(k[2], "p/0_0/a&b<c>\"'&amp;"), "keys, entities undone once");
+	for (i = 0; i < n; i++)
+		free(k[i]);
+	k[0] = mdfio_s3_element(page, sizeof(page) - 1, "NextContinuationToken", NULL);
+	CHECK(k[0] && !strcmp(k[0], "1/a+b="), "token: %s", k[0] ? k[0] : "(none)");
+	free(k[0]);
+	CHECK(!mdfio_s3_element(page, sizeof(page) - 1, "Missing", NULL), "no such element");
+	CHECK(!mdfio_s3_element("<Key>open", 9, "Key", NULL), "an element never closed");
+
+	mdfio_s3_code(denied, sizeof(denied) - 1, out);
+	CHECK(!strcmp(out, "SignatureDoesNotMatch"), "code: %s", out);
+	mdfio_s3_code("<Code>Bad<script></Code>", 24, out);
+	CHECK(!strcmp(out, "Bad"), "code's letters only: %s", out);
+	mdfio_s3_code("<Code>Cut", 9, out);
+	CHECK(!strcmp(out, "Cut"), "a body cut short: %s", out);
+	mdfio_s3_code(NULL, 0, out);
+	CHECK(!out[0], "no body: %s", out);
+
+	CHECK(mdfio_s3_status_errno(200) == 0 && mdfio_s3_status_errno(204) == 0, "2xx");
+	CHECK(mdfio_s3_status_errno(404) == ENOENT && mdfio_s3_status_errno(412) == EEXIST &&
+	      mdfio_s3_status_errno(403) == EACCES && mdfio_s3_status_errno(503) == EAGAIN &&
+	      mdfio_s3_status_errno(500) == EIO, "errors");
+	return check_result();
+}
