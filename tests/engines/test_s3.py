@@ -135,14 +135,16 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
     outside the namespace is never touched."""
     root = tmpfs / "root"
     root.mkdir()
-    p = 400
+    # more keys per dataset than a listing's page (1000)
+    p = 1100
     opts = dict(datasets=2, precreate_per_set=p, steps_per_set=p, bs=64, prefix="k")
     env = s3.env()
-    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    run_fio(s3_job(["precreate"], root, iodepth=8, **opts), tmp_path, env=env, check=True)
     data = s3.directory / BUCKET / "k"     # versitygw keeps key k/0_0/file-1 as this file
     created = lambda: sum(1 for f in data.glob("0_*/file-*") if int(f.name[5:]) >= p)
     kill_fio_when(s3_job(["benchmark"], root, **opts), tmp_path, lambda: created() > 20, env=env)
-    assert created() > 20 and len(list(data.glob("0_0/file-*"))) > 0
+    assert created() > 20
+    objects = len(list(data.glob("0_*/file-*")))
     assert " benchmarking 0 " in (root / "mdfio.status").read_text()
     assert but_killed_updates(sorted(os.listdir(root))) == COORDINATION
     planted = ["k/0_0/notes.txt", "k/0_1/file-1.bak"]
@@ -152,6 +154,8 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
     assert run.rc != 0
     assert s3.keys(BUCKET) == sorted(["k/0_0/", "k/0_1/", FOREIGN] + planted)
     lines = run.mdfio_lines()
+    # every page of each dataset's listing counted
+    assert any(f"removing the {objects} objects found in its datasets" in line for line in lines), run.stderr
     assert sum("rank 0 cleanup: left 2 entries in its datasets (first: s3://mdfio-test/k/0_" in line
                for line in lines) == 1, run.stderr
     assert sum("cannot remove dataset s3://mdfio-test/k/0_" in line and "Directory not empty" in line
