@@ -10,8 +10,11 @@
  * files a plain key would be a file that blocks every key beneath it),
  * made with If-None-Match: *, so that making it where it exists fails, as
  * mkdir does; a dataset goes (its marker deleted) only once a listing
- * finds no other key under it. A run's coordination, the status and rank
- * files and their lock, stays in directory= (docs/design.md).
+ * finds no other key under it. With bucket_per_dataset=1 a dataset is
+ * instead a bucket <bucket>-<rank>-<d> of its own, marked by the key
+ * BUCKET_MARKER, its objects keys file-<i>. A run's coordination, the
+ * status and rank files and their lock, stays in directory=
+ * (docs/design.md).
  *
  * Up to iodepth units are in flight, each unit's request on a handle of
  * its own in one curl multi handle, whose connections they all reuse.
@@ -47,12 +50,15 @@
 #define S3_ERRBODY_MAX 2048
 /* a listing's response: a page of keys, each well under 1 KiB */
 #define S3_LISTBODY_MAX (8u << 20)
+/* the marker of a dataset that is a bucket of its own */
+#define BUCKET_MARKER ".mdfio-dataset"
 /* a server that sends nothing for this long fails the request */
 #define S3_STALL_S 60L
 
 struct s3_options {
 	struct mdfio_options core;
 	char *bucket, *prefix, *endpoint, *region, *profile, *addressing, *ca_bundle;
+	unsigned int bucket_per_dataset;
 	/* not an option: the client the store opened, for the backend's
 	 * init (both run in the job's process, the store first) */
 	struct s3_client *client;
@@ -73,6 +79,10 @@ struct s3_client {
 	char *where;	/* s3://<bucket>[/<prefix>], for messages */
 	char prefix[MDFIO_S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
 	const char *bucket, *endpoint;
+	int virtual_host;
+	/* datasets are buckets <bucket>-<rank>-<d>, each marked by the key
+	 * BUCKET_MARKER, their objects keys file-<i> */
+	int per_bucket;
 	/* the requests' signed headers: plain, a create's, a marker's */
 	struct curl_slist *hdr, *hdr_put, *hdr_put_new;
 	CURL *easy;	/* the store's requests */
@@ -214,31 +224,62 @@ static int store_req(struct s3_client *c, const char *url, enum method m, struct
 
 /* ------------------------------------------------------------------ URLs */
 
-/* The URL of key "<prefix><dataset>/<name>" (name may be "": the
- * marker) into a new string. */
+static char *bucket_url(const char *endpoint, const char *bucket, int virtual_host);
+
+/* The URL that a dataset's keys follow after a '/': its prefix in the
+ * bucket, or the bucket <bucket>-<rank>-<d> of its own (a bucket name
+ * takes no '_'), into out (len bytes). */
+static void dataset_url(const struct s3_client *c, const char *dataset, char *out, size_t len)
+{
+	if (c->per_bucket) {
+		char name[MDFIO_S3_BUCKET_MAX + MDFIO_DATASET_NAME_MAX + 2], *u, *us;
+
+		snprintf(name, sizeof(name), "%s-%s", c->bucket, dataset);
+		us = strchr(name, '_');
+		if (us)
+			*us = '-';
+		u = bucket_url(c->endpoint, name, c->virtual_host);
+		snprintf(out, len, "%s", u ? u : "");
+		free(u);
+	} else {
+		snprintf(out, len, "%s/%s%s", c->base, c->prefix, dataset);
+	}
+}
+
+/* Room for any dataset's URL and an object's name after it. */
+static size_t url_room(const struct s3_client *c)
+{
+	return strlen(c->base) + strlen(c->prefix) + strlen(c->bucket) + 2 * MDFIO_DATASET_NAME_MAX +
+	       MDFIO_OBJECT_NAME_MAX + sizeof(BUCKET_MARKER) + 8;
+}
+
+/* The URL of object name of dataset into a new string; name "" is the
+ * dataset's marker. */
 static char *key_url(const struct s3_client *c, const char *dataset, const char *name)
 {
-	size_t n = strlen(c->base) + strlen(c->prefix) + strlen(dataset) + strlen(name) + 3;
+	size_t n = url_room(c);
 	char *u = malloc(n);
 
-	if (u)
-		snprintf(u, n, "%s/%s%s/%s", c->base, c->prefix, dataset, name);
+	if (u) {
+		dataset_url(c, dataset, u, n);
+		snprintf(u + strlen(u), n - strlen(u), "/%s", !name[0] && c->per_bucket ? BUCKET_MARKER : name);
+	}
 	return u;
 }
 
 /* A ListObjectsV2 URL of up to max keys under key prefix p, from token
  * (NULL: the first page). The query is written sorted and encoded, as
  * libcurl 7.88 signs it as written. */
-static char *list_url(const struct s3_client *c, const char *p, unsigned int max, const char *token)
+static char *list_url(const char *base, const char *p, unsigned int max, const char *token)
 {
-	size_t n = strlen(c->base) + 3 * strlen(p) + (token ? 3 * strlen(token) : 0) + 96;
+	size_t n = strlen(base) + 3 * strlen(p) + (token ? 3 * strlen(token) : 0) + 96;
 	char *u = malloc(n), *ep = malloc(3 * strlen(p) + 1), *et = malloc(token ? 3 * strlen(token) + 1 : 1);
 
 	if (u && ep && et) {
 		mdfio_s3_encode(ep, p);
 		if (token)
 			mdfio_s3_encode(et, token);
-		snprintf(u, n, "%s?%s%s%slist-type=2&max-keys=%u&prefix=%s", c->base,
+		snprintf(u, n, "%s?%s%s%slist-type=2&max-keys=%u&prefix=%s", base,
 			 token ? "continuation-token=" : "", token ? et : "", token ? "&" : "", max, ep);
 	} else {
 		free(u);
@@ -281,22 +322,32 @@ static void store_failed(const struct s3_client *c, enum method m, const char *w
 		    describe(d, sizeof(d), rc, status, c->errbody, blen));
 }
 
-/* Fills l with every key under "<prefix><dataset>/" (up to max if not 0):
- * 0 or an errno value. */
+/* Fills l with every key of the dataset but its marker (up to max if not
+ * 0): those under "<prefix><dataset>/", or in the dataset's bucket. 0 or
+ * an errno value. */
 static int list_keys(struct s3_listing *l, size_t max)
 {
 	struct s3_client *c = l->c;
-	size_t plen = strlen(c->prefix) + strlen(l->dataset) + 1;
-	char *p = malloc(plen + 1), *token = NULL;
+	size_t plen = c->per_bucket ? 0 : strlen(c->prefix) + strlen(l->dataset) + 1;
+	char *p = malloc(plen + 1), *token = NULL, *base = malloc(url_room(c));
 	struct sink body = { NULL, 0, 0, 0, S3_LISTBODY_MAX, 1 };
 	int err = 0;
 
-	if (!p)
+	if (!p || !base) {
+		free(p);
+		free(base);
 		return ENOMEM;
-	snprintf(p, plen + 1, "%s%s/", c->prefix, l->dataset);
+	}
+	if (c->per_bucket) {
+		dataset_url(c, l->dataset, base, url_room(c));
+		p[0] = 0;
+	} else {
+		snprintf(base, url_room(c), "%s", c->base);
+		snprintf(p, plen + 1, "%s%s/", c->prefix, l->dataset);
+	}
 	listing_clear(l);
 	for (;;) {
-		char *url = list_url(c, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next, *truncated;
+		char *url = list_url(base, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next, *truncated;
 		const char *at;
 		long status;
 		CURLcode rc;
@@ -315,7 +366,7 @@ static int list_keys(struct s3_listing *l, size_t max)
 		}
 		at = body.buf;
 		while (body.buf && (key = mdfio_s3_element(at, body.len - (size_t)(at - body.buf), "Key", &at))) {
-			if (strncmp(key, p, plen) || !key[plen]) {
+			if (strncmp(key, p, plen) || !key[plen] || (c->per_bucket && !strcmp(key, BUCKET_MARKER))) {
 				free(key);	/* the marker itself */
 				continue;
 			}
@@ -348,6 +399,50 @@ static int list_keys(struct s3_listing *l, size_t max)
 	free(token);
 	free(body.buf);
 	free(p);
+	free(base);
+	return err;
+}
+
+/* Whether the bucket of dataset name exists: 1, 0, or minus an errno
+ * value. */
+static int bucket_there(struct s3_client *c, const char *name)
+{
+	char *url = malloc(url_room(c));
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
+
+	if (!url)
+		return -ENOMEM;
+	dataset_url(c, name, url, url_room(c));
+	err = store_req(c, url, M_HEAD, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (err && err != ENOENT)
+		store_failed(c, M_HEAD, c->where, rc, status, blen);
+	return !err ? 1 : err == ENOENT ? 0 : -err;
+}
+
+/* A bucket request on dataset name's bucket (PUT: create, DELETE: remove):
+ * 0 or an errno value, EEXIST for a bucket that exists, ENOTEMPTY for one
+ * that holds keys. */
+static int bucket_req(struct s3_client *c, const char *name, enum method m)
+{
+	char *url = malloc(url_room(c));
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
+
+	if (!url)
+		return ENOMEM;
+	dataset_url(c, name, url, url_room(c));
+	err = store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (err && rc == CURLE_OK && status == 409)
+		return m == M_PUT ? EEXIST : ENOTEMPTY;
+	if (err)
+		store_failed(c, m, c->where, rc, status, blen);
 	return err;
 }
 
@@ -380,6 +475,16 @@ static int s3_probe(void *state, const char *name, const char **what)
 		store_failed(c, M_HEAD, c->where, rc, status, blen);
 		return -err;
 	}
+	if (c->per_bucket) {
+		/* a bucket of the name without the marker is not mdfio's */
+		err = bucket_there(c, name);
+		if (err < 0)
+			return err;
+		if (!err)
+			return MDFIO_PROBE_ABSENT;
+		*what = "is a bucket without mdfio-s3's dataset marker";
+		return MDFIO_PROBE_OTHER;
+	}
 	/* keys under the prefix without a marker are not mdfio's: a
 	 * precreate must not take the name */
 	err = list_keys(&l, 1);
@@ -403,6 +508,19 @@ static int s3_make(void *state, const char *name)
 
 	if (!url)
 		return ENOMEM;
+	if (c->per_bucket) {
+		/* creating a bucket one owns may succeed again (AWS's
+		 * us-east-1): only a bucket that was not there is taken */
+		err = bucket_there(c, name);
+		if (!err)
+			err = bucket_req(c, name, M_PUT);
+		else
+			err = err > 0 ? EEXIST : -err;
+		if (err) {
+			free(url);
+			return err;
+		}
+	}
 	err = store_req(c, url, M_PUT, c->hdr_put_new, NULL, &status, &rc, &blen);
 	free(url);
 	if (err)
@@ -519,6 +637,8 @@ static int s3_remove(void *state, const char *name)
 	free(url);
 	if (err)
 		store_failed(c, M_DELETE, c->where, rc, status, blen);
+	else if (c->per_bucket)
+		err = bucket_req(c, name, M_DELETE);
 	return err;
 }
 
@@ -626,6 +746,9 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	if (!mdfio_s3_valid_prefix(pfx))
 		return mdfio_error("prefix=%s: expected up to %d of A-Z, a-z, 0-9, '-', '_', '.' and '/', not starting with '/' nor holding '//'",
 				   pfx, MDFIO_S3_PREFIX_MAX);
+	if (o->bucket_per_dataset && pfx[0])
+		return mdfio_error("prefix=%s: bucket_per_dataset=1 keeps each dataset's objects at the top of a bucket of its own",
+				   pfx);
 	if (o->addressing && o->addressing[0] && strcmp(o->addressing, "path")) {
 		if (strcmp(o->addressing, "virtual"))
 			return mdfio_error("addressing=%s: expected path or virtual", o->addressing);
@@ -648,6 +771,8 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	}
 	c->endpoint = c->aws.endpoint;
 	c->bucket = o->bucket;
+	c->virtual_host = virtual_host;
+	c->per_bucket = (int)o->bucket_per_dataset;
 	snprintf(c->prefix, sizeof(c->prefix), "%s%s", pfx, pfx[0] && pfx[strlen(pfx) - 1] != '/' ? "/" : "");
 	snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->aws.region);
 	n = strlen(o->bucket) + strlen(c->prefix) + 8;
@@ -669,7 +794,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	}
 	/* one signed request before anything is made: the endpoint, TLS,
 	 * the credentials and the bucket, in one line if any fails */
-	url = list_url(c, c->prefix, 1, NULL);
+	url = list_url(c->base, c->prefix, 1, NULL);
 	e = url ? store_req(c, url, M_GET, c->hdr, NULL, &status, &rc, &blen) : ENOMEM;
 	free(url);
 	if (e) {
@@ -736,7 +861,8 @@ static void prepare(struct s3_queue *q, struct slot *s)
 	struct mdfio_req *r = &s->u->req;
 	enum method m = op_method[r->op];
 
-	snprintf(s->url, q->url_len, "%s/%s%s/%s", q->c->base, q->c->prefix, r->dataset, r->name);
+	dataset_url(q->c, r->dataset, s->url, q->url_len);
+	snprintf(s->url + strlen(s->url), q->url_len - strlen(s->url), "/%s", r->name);
 	if (m == M_GET)
 		s->body = (struct sink){ r->buf, r->size, 0, 0, 0, 0 };
 	else
@@ -880,7 +1006,7 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 	q->td = td;
 	q->c = o->client;
 	q->n = n;
-	q->url_len = strlen(q->c->base) + strlen(q->c->prefix) + MDFIO_DATASET_NAME_MAX + MDFIO_OBJECT_NAME_MAX + 4;
+	q->url_len = url_room(q->c);
 	q->slot = calloc(n, sizeof(*q->slot));
 	q->multi = curl_multi_init();
 	if (!q->slot || !q->multi)
@@ -895,6 +1021,8 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 	return 0;
 }
 
+MDFIO_U32_OPT(cb_bucket_per_dataset, "bucket_per_dataset", struct s3_options, bucket_per_dataset, 0, 1)
+
 static const struct fio_option s3_options[] = {
 	MDFIO_STR_OPT("bucket", struct s3_options, bucket,
 		      "The existing bucket whose keys <prefix><rank>_<d>/file-<i> are the objects (required)"),
@@ -906,6 +1034,8 @@ static const struct fio_option s3_options[] = {
 		      "The region requests are signed for (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1)"),
 	MDFIO_STR_OPT("profile", struct s3_options, profile,
 		      "The profile of ~/.aws/credentials and ~/.aws/config whose keys to use, not the environment's (default: AWS_PROFILE, then the environment's keys, then [default])"),
+	MDFIO_OPT("bucket_per_dataset", cb_bucket_per_dataset, "0",
+		  "1: each dataset is a bucket <bucket>-<rank>-<d> of its own, made and removed by mdfio, its objects keys file-<i> (0: key prefixes in bucket=)"),
 	MDFIO_STR_OPT("addressing", struct s3_options, addressing,
 		      "path (https://HOST/BUCKET/KEY, default) or virtual (https://BUCKET.HOST/KEY)"),
 	MDFIO_STR_OPT("ca_bundle", struct s3_options, ca_bundle,

@@ -326,3 +326,35 @@ def test_https_verifies_the_server_against_ca_bundle(tmpfs, tmp_path):
         assert srv.keys(BUCKET) == [FOREIGN]
         cycle(srv, root, tmp_path, env, ca_bundle=srv.ca)
         cycle(srv, root, tmp_path, dict(env, AWS_CA_BUNDLE=str(srv.ca)))
+
+
+def test_bucket_per_dataset(s3, tmpfs, tmp_path):
+    """bucket_per_dataset=1: each dataset a bucket mdfio-test-<rank>-<d>
+    holding its marker and objects file-<i>; the cycle counts what the
+    prefix mode counts, with no error, and the cleanup removes the
+    buckets. A bucket of a dataset's name that mdfio did not make (no
+    marker) refuses a precreate and is left as it was."""
+    R, D, P, I = 2, 2, 6, 3
+    opts = dict(numjobs=R, datasets=D, precreate_per_set=P, steps_per_set=I, bs=100, verify_read=1,
+                bucket_per_dataset=1)
+    root = tmpfs / "root"
+    root.mkdir()
+    env = s3.env()
+    run = run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    dsets = [f"{BUCKET}-{r}-{d}" for r in range(R) for d in range(D)]
+    assert s3.buckets() == sorted([BUCKET] + dsets)
+    for b in dsets:
+        assert s3.keys(b) == sorted([".mdfio-dataset"] + [f"file-{i}" for i in range(P)])
+    run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=env, check=True)
+    assert errors(run) == 0
+    assert s3.buckets() == [BUCKET] and s3.keys(BUCKET) == [FOREIGN]
+    assert after_cleanup(root) == []
+    assert [r[:4] for r in counts(tmp_path / "job-1.json")] == [("benchmark", 1, R * D * I, None),
+                                                                  ("cleanup", 0, R * D * P, R * D)]
+    s3.make_bucket(f"{BUCKET}-1-1")
+    s3.put(f"{BUCKET}-1-1", "theirs", b"x")
+    run = run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert run.mdfio_lines()[0] == \
+        f"mdfio: s3://{BUCKET}/1_1 already exists: refusing to precreate over it (nothing was touched)"
+    assert s3.buckets() == [BUCKET, f"{BUCKET}-1-1"] and s3.keys(f"{BUCKET}-1-1") == ["theirs"]

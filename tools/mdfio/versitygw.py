@@ -145,6 +145,12 @@ class Server:
                 return sorted(out)
             token = root.findtext(f"{S3_NS}NextContinuationToken")
 
+    def buckets(self) -> list[str]:
+        """The names of every bucket (ListBuckets)."""
+        status, body = self.request("GET", "/")
+        assert status == 200, (status, body[:200])
+        return sorted(n.text or "" for n in ET.fromstring(body).iter(f"{S3_NS}Name"))
+
     def answers(self) -> bool:
         """Whether it answers an S3 request (a listing of its buckets)."""
         try:
