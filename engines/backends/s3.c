@@ -834,7 +834,9 @@ struct slot {
 	CURL *h;
 	int busy;		/* h is in the multi handle */
 	char *url;		/* room for any object's URL */
-	struct sink body;	/* a read's object, else the error body */
+	/* a read's object, else the error body (a failed read's error body
+	 * lands in its object's buffer) */
+	struct sink body;
 	char errbody[S3_ERRBODY_MAX];
 };
 
@@ -895,8 +897,7 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 		q->reported = 1;
 		mdfio_error("%s %s/%s/%s: %s (only this first failed request is described; the rest are counted)",
 			    method_names[op_method[r->op]], q->c->where, r->dataset, r->name,
-			    describe(d, sizeof(d), rc, status, r->op == MDFIO_OP_READ ? NULL : s->errbody,
-				     r->op == MDFIO_OP_READ ? 0 : s->body.len));
+			    describe(d, sizeof(d), rc, status, s->body.buf, s->body.len));
 	}
 	r->err = err;
 }
