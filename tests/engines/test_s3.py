@@ -5,6 +5,7 @@ coordination, and credentials come from the environment alone."""
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
@@ -14,7 +15,8 @@ import pytest
 
 import mdfio.fio
 import mdfio.versitygw as vgw
-from conftest import ENGINE_DIR, SOURCE_ROOT, after_cleanup, but_killed_updates, job, kill_fio_when, run_fio
+from conftest import (ENGINE_DIR, SANITIZER_REPORT, SOURCE_ROOT, after_cleanup, but_killed_updates, fio_env, job,
+                      kill_fio_when, run_fio)
 
 S3 = mdfio.fio.engine_path(ENGINE_DIR, "s3")
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -127,17 +129,18 @@ def test_wrong_secret_is_one_line_and_never_printed(s3, tmpfs, tmp_path):
 
 def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp_path):
     """A benchmark killed with SIGKILL midway, then keys mdfio never makes
-    planted in two of its datasets. The cleanup, which cannot trust the
-    status, lists the datasets and deletes every object of the window the
-    status allows, leaves the planted keys and their datasets' markers
-    (as a directory holding a foreign file stays), names them and fails;
-    once they are gone a second cleanup removes the rest. The foreign key
+    planted in its dataset, which holds more keys than a listing's page.
+    The cleanup, which cannot trust the status, lists the dataset and
+    deletes every object of the window the status allows (counting
+    every page), leaves the planted keys and the dataset's marker (as a
+    directory holding a foreign file stays), names them and fails; once
+    they are gone a second cleanup removes the rest. The foreign key
     outside the namespace is never touched."""
     root = tmpfs / "root"
     root.mkdir()
     # more keys per dataset than a listing's page (1000)
-    p = 1100
-    opts = dict(datasets=2, precreate_per_set=p, steps_per_set=p, bs=64, prefix="k")
+    p = 1050
+    opts = dict(datasets=1, precreate_per_set=p, steps_per_set=p, bs=64, prefix="k")
     env = s3.env()
     run_fio(s3_job(["precreate"], root, iodepth=8, **opts), tmp_path, env=env, check=True)
     data = s3.directory / BUCKET / "k"     # versitygw keeps key k/0_0/file-1 as this file
@@ -147,19 +150,19 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
     objects = len(list(data.glob("0_*/file-*")))
     assert " benchmarking 0 " in (root / "mdfio.status").read_text()
     assert but_killed_updates(sorted(os.listdir(root))) == COORDINATION
-    planted = ["k/0_0/notes.txt", "k/0_1/file-1.bak"]
+    planted = ["k/0_0/notes.txt", "k/0_0/file-1.bak"]
     for key in planted:
         s3.put(BUCKET, key, b"not mdfio's")
     run = run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=False)
     assert run.rc != 0
-    assert s3.keys(BUCKET) == sorted(["k/0_0/", "k/0_1/", FOREIGN] + planted)
+    assert s3.keys(BUCKET) == sorted(["k/0_0/", FOREIGN] + planted)
     lines = run.mdfio_lines()
     # every page of each dataset's listing counted
     assert any(f"removing the {objects} objects found in its datasets" in line for line in lines), run.stderr
-    assert sum("rank 0 cleanup: left 2 entries in its datasets (first: s3://mdfio-test/k/0_" in line
+    assert sum("rank 0 cleanup: left 2 entries in its datasets (first: s3://mdfio-test/k/0_0/" in line
                for line in lines) == 1, run.stderr
-    assert sum("cannot remove dataset s3://mdfio-test/k/0_" in line and "Directory not empty" in line
-               for line in lines) == 2, run.stderr
+    assert sum("cannot remove dataset s3://mdfio-test/k/0_0" in line and "Directory not empty" in line
+               for line in lines) == 1, run.stderr
     for key in planted:
         s3.delete(BUCKET, key)
     run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=True)
@@ -358,3 +361,41 @@ def test_bucket_per_dataset(s3, tmpfs, tmp_path):
     assert run.mdfio_lines()[0] == \
         f"mdfio: s3://{BUCKET}/1_1 already exists: refusing to precreate over it (nothing was touched)"
     assert s3.buckets() == [BUCKET, f"{BUCKET}-1-1"] and s3.keys(f"{BUCKET}-1-1") == ["theirs"]
+
+
+def test_a_server_gone_mid_benchmark_stops_the_run_without_a_hang(s3, tmpfs, tmp_path):
+    """The server killed while a benchmark runs: the next requests fail at
+    once (connection refused), the rank stops at its first failed create
+    (md-workbench's rule) with the namespace marked interrupted, or counts
+    the failed stat of every later step, and fio exits non-zero; one line
+    describes the first failed request in curl's words."""
+    root = tmpfs / "root"
+    root.mkdir()
+    p = 300
+    opts = dict(datasets=2, precreate_per_set=p, steps_per_set=p, bs=64)
+    env = s3.env()
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    data = s3.directory / BUCKET
+
+    def kill_server_midway(_pid):
+        if s3.process.poll() is None and sum(1 for f in data.glob("0_*/file-*") if int(f.name[5:]) >= p) > 10:
+            s3.process.kill()
+
+    jobfile = tmp_path / "gone.fio"
+    run = mdfio.fio.run(jobfile, s3_job(["benchmark"], root, **opts), env=fio_env(env),
+                        watch=kill_server_midway, timeout=120)
+    assert not SANITIZER_REPORT.search(run.stderr), run.stderr
+    assert s3.process.poll() is not None and run.rc != 0
+    first = [line for line in run.mdfio_lines() if "only this first failed request is described" in line]
+    # in curl's words: "Couldn't connect to server", or for a request
+    # the kill cut, "Failure when receiving data from the peer"
+    assert len(first) == 1, run.stderr
+    assert re.fullmatch(r"mdfio: (PUT|GET|HEAD|DELETE) s3://mdfio-test/0_[01]/file-\d+: [A-Z][^:(]+ \(only .*", first[0]) \
+        and "HTTP" not in first[0], first
+    # a step whose stat fails ends there, so a rank whose first failure
+    # was a stat counts every later step's stat error; one whose was a
+    # create stops the run
+    lines = run.mdfio_lines()
+    assert sum("the namespace is marked as interrupted" in line for line in lines) == 1 or \
+        any(re.fullmatch(r"mdfio: rank 0 benchmark: \d+ stat errors \(first: .*\)", line) for line in lines), run.stderr
+    assert errors(run) > 0
