@@ -37,9 +37,11 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "awsconf.h"
 #include "backend.h"
@@ -86,6 +88,10 @@ struct s3_client {
 	/* the requests' signed headers: plain, a create's, a marker's */
 	struct curl_slist *hdr, *hdr_put, *hdr_put_new;
 	CURL *easy;	/* the store's requests */
+	/* the namespace's claim: its URL and what it holds; whether this
+	 * job's phase may delete it once no dataset is left */
+	char *claim_url, *claim;
+	int claim_may_go;
 	char errbody[S3_ERRBODY_MAX];
 	int global;	/* curl_global_init done */
 };
@@ -198,13 +204,14 @@ static const char *describe(char *out, size_t len, CURLcode rc, long status,
 /* A store request, synchronous: 0 or an errno value; *status the
  * status. The error body is kept in c->errbody (len in *blen), a
  * listing's body in sink (if given). */
-static int store_req(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
-		     struct sink *sink, long *status, CURLcode *rcp, size_t *blen)
+static int store_req_body(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
+			  const void *data, size_t data_len, struct sink *sink, long *status, CURLcode *rcp,
+			  size_t *blen)
 {
 	struct sink err = { c->errbody, sizeof(c->errbody), 0, 0, 0, 0 };
 	CURLcode rc;
 
-	setup(c, c->easy, url, m, hdr, NULL, 0, sink ? sink : &err);
+	setup(c, c->easy, url, m, hdr, data, data_len, sink ? sink : &err);
 	rc = curl_easy_perform(c->easy);
 	*status = 0;
 	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
@@ -220,6 +227,12 @@ static int store_req(struct s3_client *c, const char *url, enum method m, struct
 		*blen = n;
 	}
 	return result_errno(rc, *status);
+}
+
+static int store_req(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
+		     struct sink *sink, long *status, CURLcode *rcp, size_t *blen)
+{
+	return store_req_body(c, url, m, hdr, NULL, 0, sink, status, rcp, blen);
 }
 
 /* ------------------------------------------------------------------ URLs */
@@ -670,6 +683,8 @@ static void client_free(struct s3_client *c)
 	curl_slist_free_all(c->hdr_put_new);
 	free(c->base);
 	free(c->where);
+	free(c->claim_url);
+	free(c->claim);
 	if (c->global)
 		curl_global_cleanup();
 	/* the keys leave no copy behind in freed memory */
@@ -677,9 +692,177 @@ static void client_free(struct s3_client *c)
 	free(c);
 }
 
+/* The key that claims a namespace for one coordination directory, in
+ * bucket= beside the datasets' prefixes (with bucket_per_dataset=1, at the
+ * top of bucket=): a second run on the same bucket and prefix from
+ * another directory= is refused by it, whatever its own status says. */
+#define CLAIM_KEY ".mdfio-namespace"
+#define CLAIM_KEY_BUCKETS ".mdfio-namespace-buckets"
+#define CLAIM_MAX 8192
+
+/* Whether s is head, digits, sep, digits and then end (0: the string's
+ * end): a dataset's prefix or bucket name. */
+static int dataset_named(const char *s, const char *head, char sep, char end)
+{
+	size_t n = strlen(head), k;
+	int part;
+
+	if (strncmp(s, head, n))
+		return 0;
+	s += n;
+	for (part = 0; part < 2; part++) {
+		for (k = 0; s[k] >= '0' && s[k] <= '9'; k++)
+			;
+		if (!k || s[k] != (part ? end : sep))
+			return 0;
+		s += k + 1;
+	}
+	return !end || !*s;
+}
+
+/* Whether a dataset of the namespace is left (any rank's): a key prefix
+ * <prefix><r>_<d>/ in bucket= or a bucket <bucket>-<r>-<d>. 1, 0, or
+ * minus an errno value. */
+static int datasets_left(struct s3_client *c)
+{
+	size_t n = strlen(c->base) + strlen(c->endpoint) + 3 * strlen(c->prefix) + 3 * MDFIO_AWS_TEXT_MAX + 128;
+	char *url = malloc(n), *ep = malloc(3 * strlen(c->prefix) + 1), *token = NULL, *head = malloc(n);
+	struct sink body = { NULL, 0, 0, 0, S3_LISTBODY_MAX, 1 };
+	int left = 0;
+
+	if (!url || !ep || !head) {
+		left = -ENOMEM;
+		goto out;
+	}
+	mdfio_s3_encode(ep, c->prefix);
+	snprintf(head, n, c->per_bucket ? "%s-" : "%s", c->per_bucket ? c->bucket : c->prefix);
+	while (!left) {
+		const char *at;
+		char *item, *next, *truncated;
+		long status;
+		CURLcode rc;
+		size_t blen;
+		int err;
+
+		if (c->per_bucket) {
+			snprintf(url, n, "%s/", c->endpoint);	/* ListBuckets */
+		} else {
+			char et[3 * MDFIO_AWS_TEXT_MAX + 1] = "";
+
+			if (token && strlen(token) < MDFIO_AWS_TEXT_MAX)
+				mdfio_s3_encode(et, token);
+			snprintf(url, n, "%s?%s%s%sdelimiter=%%2F&list-type=2&max-keys=%u&prefix=%s", c->base,
+				 token ? "continuation-token=" : "", et, token ? "&" : "", S3_LIST_PAGE, ep);
+		}
+		body.len = body.total = 0;
+		err = store_req(c, url, M_GET, c->hdr, &body, &status, &rc, &blen);
+		if (err) {
+			store_failed(c, M_GET, c->where, rc, status, blen);
+			left = -err;
+			break;
+		}
+		at = body.buf;
+		while (!left && body.buf &&
+		       (item = mdfio_s3_element(at, body.len - (size_t)(at - body.buf),
+						c->per_bucket ? "Name" : "CommonPrefixes", &at))) {
+			char *p = c->per_bucket ? NULL : mdfio_s3_element(item, strlen(item), "Prefix", NULL);
+
+			left = c->per_bucket ? dataset_named(item, head, '-', 0) : p && dataset_named(p, head, '_', '/');
+			free(p);
+			free(item);
+		}
+		if (left || c->per_bucket)
+			break;
+		truncated = body.buf ? mdfio_s3_element(body.buf, body.len, "IsTruncated", NULL) : NULL;
+		next = truncated && !strcmp(truncated, "true") ?
+		       mdfio_s3_element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
+		free(truncated);
+		free(token);
+		token = next;
+		if (!token)
+			break;
+	}
+out:
+	free(token);
+	free(body.buf);
+	free(url);
+	free(ep);
+	free(head);
+	return left;
+}
+
+/* A precreate claims the namespace for its directory= (If-None-Match: *;
+ * a claim that holds this directory is its own, made by another rank or
+ * by a request libcurl sent again); every other phase refuses a claim
+ * for another directory. Compared by the path of directory=, so every
+ * host of a run must see it at one path. 0, or one line and 1. */
+static int claim_namespace(struct s3_client *c, int root_fd, unsigned int phase)
+{
+	char link[64], dir[PATH_MAX], d[128];
+	struct sink body = { NULL, 0, 0, 0, CLAIM_MAX, 1 };
+	const char *key = c->per_bucket ? CLAIM_KEY_BUCKETS : CLAIM_KEY;
+	long status = 0;
+	CURLcode rc = CURLE_OK;
+	size_t blen = 0, n;
+	ssize_t len;
+	int err, same;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+	len = readlink(link, dir, sizeof(dir) - 1);
+	if (len < 0)
+		return mdfio_error("directory=: cannot tell its path (%s), which %s%s of bucket %s names", strerror(errno),
+				   c->prefix, key, c->bucket);
+	dir[len] = 0;
+	n = (size_t)len + 64;
+	c->claim = malloc(n);
+	c->claim_url = malloc(strlen(c->base) + strlen(c->prefix) + strlen(key) + 2);
+	if (!c->claim || !c->claim_url)
+		return mdfio_error("out of memory");
+	snprintf(c->claim, n, "mdfio-s3 namespace; directory=%s\n", dir);
+	sprintf(c->claim_url, "%s/%s%s", c->base, c->prefix, key);
+	if (phase == MDFIO_PRECREATE + 1) {
+		err = store_req_body(c, c->claim_url, M_PUT, c->hdr_put_new, c->claim, strlen(c->claim), NULL,
+				     &status, &rc, &blen);
+		c->claim_may_go = 1;
+		if (!err)
+			return 0;
+		if (err != EEXIST)
+			return mdfio_error("%s: cannot claim the namespace (key %s%s): %s", c->where, c->prefix, key,
+					   describe(d, sizeof(d), rc, status, c->errbody, blen));
+	}
+	err = store_req(c, c->claim_url, M_GET, c->hdr, &body, &status, &rc, &blen);
+	if (err == ENOENT) {
+		/* none: the core's checks of the datasets decide */
+		c->claim_may_go = phase == MDFIO_CLEANUP + 1;
+		free(body.buf);
+		return 0;
+	}
+	same = !err && body.total == strlen(c->claim) && body.len == body.total &&
+	       !memcmp(body.buf, c->claim, body.len);
+	free(body.buf);
+	if (err)
+		return mdfio_error("%s: cannot read the namespace's claim (key %s%s): %s", c->where, c->prefix, key,
+				   describe(d, sizeof(d), rc, status, c->errbody, blen));
+	if (!same)
+		return mdfio_error("%s: the namespace is claimed by a run coordinated in another directory= than %s (key %s%s of bucket %s says which); refusing (nothing was touched)",
+				   c->where, dir, c->prefix, key, c->bucket);
+	c->claim_may_go = phase == MDFIO_CLEANUP + 1 || phase == MDFIO_PRECREATE + 1;
+	return 0;
+}
+
+/* The claim goes with the namespace's last dataset: after a cleanup that
+ * emptied it, or a precreate that was refused before it made any. */
 static void s3_close(void *state)
 {
-	client_free(state);
+	struct s3_client *c = state;
+	long status;
+	CURLcode rc;
+	size_t blen;
+
+	if (c->claim_may_go && !datasets_left(c) &&
+	    store_req(c, c->claim_url, M_DELETE, c->hdr, NULL, &status, &rc, &blen))
+		store_failed(c, M_DELETE, c->where, rc, status, blen);
+	client_free(c);
 }
 
 static struct curl_slist *headers(const struct s3_client *c, int put, int new_only)
@@ -738,7 +921,6 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	long status = 0;
 	CURLcode rc = CURLE_OUT_OF_MEMORY;
 
-	(void)root_fd;
 	if (!o->bucket || !o->bucket[0])
 		return mdfio_error("bucket= is required: the existing bucket mdfio-s3 keeps its datasets in");
 	if (!mdfio_s3_valid_bucket(o->bucket))
@@ -803,6 +985,10 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 				c->aws.region);
 		client_free(c);
 		return e;
+	}
+	if (claim_namespace(c, root_fd, o->core.phase)) {
+		client_free(c);
+		return 1;
 	}
 	o->client = c;
 	*state = c;

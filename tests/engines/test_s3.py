@@ -24,6 +24,8 @@ COORDINATION = ["mdfio.ranks", "mdfio.status"]
 BUCKET = "mdfio-test"
 # a key of someone else's in the bucket, beside the namespace
 FOREIGN = "notes/keep-me"
+# the key that claims a namespace (under its prefix) for its directory=
+CLAIM = ".mdfio-namespace"
 
 
 @contextlib.contextmanager
@@ -91,7 +93,7 @@ def test_phases_count_what_mdfio_posix_counts(s3, tmpfs, tmp_path):
         work.mkdir()
         run = run_fio(s3_job(phases, root, prefix="run/a", **opts), work, env=env, check=True)
         assert errors(run) == 0
-        expect = keys("run/a/", R, D, lo, hi) if hi else []
+        expect = keys("run/a/", R, D, lo, hi) + [f"run/a/{CLAIM}"] if hi else []
         assert s3.keys(BUCKET) == sorted(expect + [FOREIGN])
         reports += counts(work / "job-0.json")
         if hi:
@@ -155,7 +157,7 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
         s3.put(BUCKET, key, b"not mdfio's")
     run = run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=False)
     assert run.rc != 0
-    assert s3.keys(BUCKET) == sorted(["k/0_0/", FOREIGN] + planted)
+    assert s3.keys(BUCKET) == sorted(["k/0_0/", f"k/{CLAIM}", FOREIGN] + planted)
     lines = run.mdfio_lines()
     # every page of each dataset's listing counted
     assert any(f"removing the {objects} objects found in its datasets" in line for line in lines), run.stderr
@@ -171,11 +173,12 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
 
 
 def test_a_second_run_on_a_live_namespace_is_refused(s3, tmpfs, tmp_path):
-    """A namespace made from one directory=: a precreate on the same
-    bucket and prefix from another directory= is refused with one line
-    naming the dataset marker found, a cleanup from there finds no status,
-    and neither touches the keys or the first run's coordination; the
-    namespace's own cleanup still works."""
+    """A namespace made from one directory=, claimed for it by the key
+    <prefix>.mdfio-namespace: a precreate on the same bucket and prefix
+    from another directory= is refused by the claim with one line, so is a
+    cleanup from there, and neither touches the keys or the first run's
+    coordination; the namespace's own cleanup still works, and deletes
+    the claim with the last dataset."""
     first, second = tmpfs / "first", tmpfs / "second"
     first.mkdir()
     second.mkdir()
@@ -186,7 +189,8 @@ def test_a_second_run_on_a_live_namespace_is_refused(s3, tmpfs, tmp_path):
     run = run_fio(s3_job(["precreate"], second, **opts), tmp_path, env=env, check=False)
     assert run.rc != 0
     assert run.mdfio_lines()[0] == \
-        "mdfio: s3://mdfio-test/live/0_0 already exists: refusing to precreate over it (nothing was touched)"
+        f"mdfio: s3://mdfio-test/live: the namespace is claimed by a run coordinated in another directory= than {second} (key live/{CLAIM} of bucket mdfio-test says which); refusing (nothing was touched)"
+    assert s3.request("GET", f"/{BUCKET}/live/{CLAIM}")[1] == f"mdfio-s3 namespace; directory={first}\n".encode()
     # nor can a cleanup from there remove what it has no status of
     assert run_fio(s3_job(["cleanup"], second, **opts), tmp_path, env=env, check=False).rc != 0
     assert s3.keys(BUCKET) == before and (first / "mdfio.status").read_text() == status
@@ -292,7 +296,7 @@ def cycle(srv, root, tmp_path, env, **opts):
     namespace's keys after the precreate, only FOREIGN after the cleanup."""
     opts = dict(datasets=2, precreate_per_set=6, steps_per_set=3, bs=100, verify_read=1, **opts)
     run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
-    assert srv.keys(BUCKET) == sorted(keys("", 1, 2, 0, 6) + [FOREIGN])
+    assert srv.keys(BUCKET) == sorted(keys("", 1, 2, 0, 6) + [CLAIM, FOREIGN])
     run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=env, check=True)
     assert errors(run) == 0
     assert srv.keys(BUCKET) == [FOREIGN]
