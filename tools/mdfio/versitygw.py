@@ -1,6 +1,6 @@
 """An S3 server of its own, for the tests of mdfio-s3: versitygw (Versity's
-S3 gateway, Apache-2.0, one Go binary that ./setup builds into .deps/)
-serving a fresh POSIX directory on 127.0.0.1, on a free port, with random
+S3 gateway, Apache-2.0, one Go binary that ./setup builds once per machine
+and links into .deps/) serving a fresh POSIX directory on 127.0.0.1, on a free port, with random
 keys. Its posix backend keeps object <key> of bucket B as the file
 <directory>/B/<key>.
 
