@@ -86,7 +86,7 @@ struct s3_client {
 	 * BUCKET_MARKER, their objects keys file-<i> */
 	int per_bucket;
 	/* the requests' signed headers: plain, a create's, a marker's */
-	struct curl_slist *hdr, *hdr_put, *hdr_put_new;
+	struct curl_slist *hdr, *hdr_put;
 	CURL *easy;	/* the store's requests */
 	/* the namespace's claim: its URL and what it holds; whether this
 	 * job's phase may delete it once no dataset is left */
@@ -534,7 +534,7 @@ static int s3_make(void *state, const char *name)
 			return err;
 		}
 	}
-	err = store_req(c, url, M_PUT, c->hdr_put_new, NULL, &status, &rc, &blen);
+	err = store_req(c, url, M_PUT, c->hdr_put, NULL, &status, &rc, &blen);
 	free(url);
 	if (err)
 		store_failed(c, M_PUT, c->where, rc, status, blen);
@@ -680,7 +680,6 @@ static void client_free(struct s3_client *c)
 		curl_easy_cleanup(c->easy);
 	curl_slist_free_all(c->hdr);
 	curl_slist_free_all(c->hdr_put);
-	curl_slist_free_all(c->hdr_put_new);
 	free(c->base);
 	free(c->where);
 	free(c->claim_url);
@@ -821,7 +820,7 @@ static int claim_namespace(struct s3_client *c, int root_fd, unsigned int phase)
 	snprintf(c->claim, n, "mdfio-s3 namespace; directory=%s\n", dir);
 	sprintf(c->claim_url, "%s/%s%s", c->base, c->prefix, key);
 	if (phase == MDFIO_PRECREATE + 1) {
-		err = store_req_body(c, c->claim_url, M_PUT, c->hdr_put_new, c->claim, strlen(c->claim), NULL,
+		err = store_req_body(c, c->claim_url, M_PUT, c->hdr_put, c->claim, strlen(c->claim), NULL,
 				     &status, &rc, &blen);
 		c->claim_may_go = 1;
 		if (!err)
@@ -865,7 +864,7 @@ static void s3_close(void *state)
 	client_free(c);
 }
 
-static struct curl_slist *headers(const struct s3_client *c, int put, int new_only)
+static struct curl_slist *headers(const struct s3_client *c, int put)
 {
 	char token[MDFIO_AWS_TOKEN_MAX + 32];
 	struct curl_slist *l = NULL, *t;
@@ -873,10 +872,11 @@ static struct curl_slist *headers(const struct s3_client *c, int put, int new_on
 	size_t n = 0, i;
 
 	lines[n++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
-	if (put)
+	if (put) {
+		/* every PUT of mdfio's makes a key that must not exist */
 		lines[n++] = "Content-Type: application/octet-stream";
-	if (new_only)
 		lines[n++] = "If-None-Match: *";
+	}
 	if (c->aws.session_token[0]) {
 		snprintf(token, sizeof(token), "x-amz-security-token: %s", c->aws.session_token);
 		lines[n++] = token;
@@ -967,10 +967,9 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	c->base = bucket_url(c->endpoint, o->bucket, virtual_host);
 	c->global = !curl_global_init(CURL_GLOBAL_DEFAULT);
 	c->easy = c->global ? curl_easy_init() : NULL;
-	c->hdr = headers(c, 0, 0);
-	c->hdr_put = headers(c, 1, 0);
-	c->hdr_put_new = headers(c, 1, 1);
-	if (!c->where || !c->base || !c->easy || !c->hdr || !c->hdr_put || !c->hdr_put_new) {
+	c->hdr = headers(c, 0);
+	c->hdr_put = headers(c, 1);
+	if (!c->where || !c->base || !c->easy || !c->hdr || !c->hdr_put) {
 		client_free(c);
 		return mdfio_error("out of memory (or libcurl cannot start)");
 	}
@@ -1055,6 +1054,8 @@ static void prepare(struct s3_queue *q, struct slot *s)
 		s->body = (struct sink){ r->buf, r->size, 0, 0, 0, 0 };
 	else
 		s->body = (struct sink){ s->errbody, sizeof(s->errbody), 0, 0, 0, 0 };
+	/* a create never replaces a key: one that exists is EEXIST (412), as
+	 * O_EXCL's, and the core then leaves it to whoever made it */
 	setup(q->c, s->h, s->url, m, m == M_PUT ? q->c->hdr_put : q->c->hdr, r->buf, r->size, &s->body);
 	curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
 }

@@ -172,6 +172,29 @@ def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp
     assert after_cleanup(root) == []
 
 
+def test_a_create_never_replaces_a_key_it_did_not_make(s3, tmpfs, tmp_path):
+    """Rank 1 writes to rank 0's dataset 0; its first create there finds a
+    key someone else put: If-None-Match makes it EEXIST, as O_EXCL does on
+    POSIX, so the key keeps its content, the run stops there, and no
+    cleanup or recovery deletes it."""
+    root = tmpfs / "root"
+    root.mkdir()
+    opts = dict(numjobs=2, datasets=2, precreate_per_set=4, steps_per_set=3, bs=100, prefix="c")
+    env = s3.env()
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    s3.put(BUCKET, "c/0_0/file-4", b"USER")
+    run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert any("rank 1 benchmark: cannot create s3://mdfio-test/c/0_0/file-4: File exists" in line
+               for line in run.mdfio_lines()), run.stderr
+    assert "\ntaken 0 0 4\n" in (root / "mdfio.status").read_text(), run.stderr
+    user = s3.directory / BUCKET / "c" / "0_0" / "file-4"    # versitygw keeps the key as this file
+    assert user.read_bytes() == b"USER"
+    run = run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=False)
+    assert run.rc != 0 and user.read_bytes() == b"USER", run.stderr
+    assert "c/0_0/file-4" in s3.keys(BUCKET)
+
+
 def test_a_second_run_on_a_live_namespace_is_refused(s3, tmpfs, tmp_path):
     """A namespace made from one directory=, claimed for it by the key
     <prefix>.mdfio-namespace: a precreate on the same bucket and prefix
