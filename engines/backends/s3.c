@@ -915,7 +915,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	const struct mdfio_aws_options ao = { o->profile, o->region, o->endpoint, o->ca_bundle };
 	struct s3_client *c;
 	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], *url;
-	const char *pfx = o->prefix ? o->prefix : "";
+	const char *pfx = o->prefix ? o->prefix : "", *host;
 	int virtual_host = 0, e;
 	size_t n, blen = 0;
 	long status = 0;
@@ -946,6 +946,15 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	n = strlen(c->aws.endpoint);
 	while (n && c->aws.endpoint[n - 1] == '/')
 		c->aws.endpoint[--n] = 0;
+	host = strstr(c->aws.endpoint, "://");
+	host = host ? host + 3 : c->aws.endpoint;
+	if (memchr(host, '@', strcspn(host, "/"))) {
+		/* a user and password in the URL would be printed with every
+		 * line that names the endpoint, and sent in the clear: said
+		 * without repeating it */
+		client_free(c);
+		return mdfio_error("endpoint: holds a user name or password (user:password@HOST): not taken; the keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or a profile");
+	}
 	if (strncmp(c->aws.endpoint, "http://", 7) && strncmp(c->aws.endpoint, "https://", 8)) {
 		e = mdfio_error("endpoint %s: expected http://HOST[:PORT] or https://HOST[:PORT]", c->aws.endpoint);
 		client_free(c);

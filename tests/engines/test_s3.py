@@ -129,6 +129,24 @@ def test_wrong_secret_is_one_line_and_never_printed(s3, tmpfs, tmp_path):
     assert after_cleanup(root) == []
 
 
+def test_an_endpoint_holding_a_password_is_refused_without_repeating_it(s3, tmpfs, tmp_path):
+    """user:password@ in the endpoint (here from AWS_ENDPOINT_URL_S3, as a
+    pipeline's environment may hold it): refused before any request, in a
+    line that does not repeat it."""
+    root = tmpfs / "root"
+    root.mkdir()
+    secret = "Pw" + s3.secret_key[::-1]
+    env = dict(s3.env(), AWS_ENDPOINT_URL_S3=s3.endpoint.replace("://", f"://{s3.access_key}:{secret}@"))
+    run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    assert "mdfio: endpoint: holds a user name or password (user:password@HOST): not taken; the keys come " \
+           "from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or a profile" in run.mdfio_lines(), run.stderr
+    json_out = tmp_path / "job-0.json"
+    output = run.stdout + run.stderr + (json_out.read_text(errors="replace") if json_out.exists() else "")
+    assert secret not in output
+    assert s3.keys(BUCKET) == [FOREIGN]
+
+
 def test_cleanup_after_a_killed_benchmark_deletes_only_mdfio_keys(s3, tmpfs, tmp_path):
     """A benchmark killed with SIGKILL midway, then keys mdfio never makes
     planted in its dataset, which holds more keys than a listing's page.
