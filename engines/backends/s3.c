@@ -54,13 +54,12 @@
 #define S3_LISTBODY_MAX (8u << 20)
 /* the marker of a dataset that is a bucket of its own */
 #define BUCKET_MARKER ".mdfio-dataset"
-/* a server that sends nothing for this long fails the request */
-#define S3_STALL_S 60L
 
 struct s3_options {
 	struct mdfio_options core;
 	char *bucket, *prefix, *endpoint, *region, *profile, *addressing, *ca_bundle;
 	unsigned int bucket_per_dataset;
+	unsigned int stall_timeout;	/* seconds */
 	/* not an option: the client the store opened, for the backend's
 	 * init (both run in the job's process, the store first) */
 	struct s3_client *client;
@@ -82,6 +81,7 @@ struct s3_client {
 	char prefix[MDFIO_S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
 	const char *bucket, *endpoint;
 	int virtual_host;
+	unsigned int stall_s;	/* stall_timeout= */
 	/* datasets are buckets <bucket>-<rank>-<d>, each marked by the key
 	 * BUCKET_MARKER, their objects keys file-<i> */
 	int per_bucket;
@@ -143,7 +143,8 @@ static void setup(const struct s3_client *c, CURL *h, const char *url, enum meth
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, S3_STALL_S);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->stall_s);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)c->stall_s);
 	if (c->aws.ca_bundle[0])
 		curl_easy_setopt(h, CURLOPT_CAINFO, c->aws.ca_bundle);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
@@ -177,6 +178,10 @@ static int result_errno(CURLcode rc, long status)
 		return EHOSTUNREACH;
 	case CURLE_OPERATION_TIMEDOUT:
 		return ETIMEDOUT;
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+		return ECONNRESET;	/* the connection was cut */
 	case CURLE_OUT_OF_MEMORY:
 		return ENOMEM;
 	default:
@@ -963,6 +968,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	c->endpoint = c->aws.endpoint;
 	c->bucket = o->bucket;
 	c->virtual_host = virtual_host;
+	c->stall_s = o->stall_timeout;
 	c->per_bucket = (int)o->bucket_per_dataset;
 	snprintf(c->prefix, sizeof(c->prefix), "%s%s", pfx, pfx[0] && pfx[strlen(pfx) - 1] != '/' ? "/" : "");
 	snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->aws.region);
@@ -1219,6 +1225,7 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 }
 
 MDFIO_U32_OPT(cb_bucket_per_dataset, "bucket_per_dataset", struct s3_options, bucket_per_dataset, 0, 1)
+MDFIO_U32_OPT(cb_stall_timeout, "stall_timeout", struct s3_options, stall_timeout, 1, 3600)
 
 static const struct fio_option s3_options[] = {
 	MDFIO_STR_OPT("bucket", struct s3_options, bucket,
@@ -1233,6 +1240,8 @@ static const struct fio_option s3_options[] = {
 		      "The profile of ~/.aws/credentials and ~/.aws/config whose keys to use, not the environment's (default: AWS_PROFILE, then the environment's keys, then [default])"),
 	MDFIO_OPT("bucket_per_dataset", cb_bucket_per_dataset, "0",
 		  "1: each dataset is a bucket <bucket>-<rank>-<d> of its own, made and removed by mdfio, its objects keys file-<i> (0: key prefixes in bucket=)"),
+	MDFIO_OPT("stall_timeout", cb_stall_timeout, "60",
+		  "Seconds a request may wait to connect or for its next byte before it fails; then the store is taken as lost and the run stops (1 to 3600)"),
 	MDFIO_STR_OPT("addressing", struct s3_options, addressing,
 		      "path (https://HOST/BUCKET/KEY, default) or virtual (https://BUCKET.HOST/KEY)"),
 	MDFIO_STR_OPT("ca_bundle", struct s3_options, ca_bundle,

@@ -31,7 +31,9 @@ mdfio_op_failed(struct mdfio_job *j, enum mdfio_op op, int err, const char *data
 	const char *dir = dataset - j->dset_name_at;
 
 	mdfio_count_error(&j->op[op], err, dir, name);
-	if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
+	if (mdfio_store_unreachable(err))
+		mdfio_store_lost(j, op, err, dir, name);
+	else if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
 		mdfio_create_failed(j, err, dir, name);
 }
 

@@ -27,6 +27,17 @@ mdfio_create_failed(struct mdfio_job *j, int err, const char *dir, const char *n
 	mdfio_stop_run(j);
 }
 
+void __attribute__((cold, noinline))
+mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, int err, const char *dir, const char *name)
+{
+	if (j->halted)
+		return;
+	j->halted = 1;
+	mdfio_error("rank %" PRIu32 " %s: the store did not answer the %s of %s/%s: %s; the run stops here (every later request would wait as long)",
+		    j->rank, mdfio_phase_name(j->phase), mdfio_op_names[op], dir, name, strerror(err));
+	mdfio_stop_run(j);
+}
+
 /* A working set of many small objects runs out of inodes long before it
  * runs out of blocks on a file system that fixes their number at mkfs
  * (ext4: one per 16 KiB by default), and "No space left on device" beside

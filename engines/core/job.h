@@ -4,6 +4,7 @@
 #define MDFIO_JOB_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -426,6 +427,18 @@ extern int mdfio_fio_counts_batches;
  * (dir/name, the object), and ignore_precreate_errors is not set. */
 void mdfio_create_failed(struct mdfio_job *j, int err, const char *dir,
 			 const char *name) __attribute__((cold));
+/* Whether err says the store did not answer (a server gone or stopped, a
+ * connection cut): then every later request would cost the same wait. */
+static inline int mdfio_store_unreachable(int err)
+{
+	return err == ETIMEDOUT || err == ECONNREFUSED || err == ECONNRESET ||
+	       err == ECONNABORTED || err == EHOSTUNREACH || err == ENOTCONN;
+}
+/* The store did not answer a request (op on dir/name, err): the rank stops
+ * and the run with it, whatever ignore_precreate_errors says, so that a
+ * lost server costs one timeout, not one per step. */
+void mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, int err,
+		      const char *dir, const char *name) __attribute__((cold));
 /* What a create's ENOSPC means when the file system has room but no inode
  * left (df shows space): " (no inode is free: ...)" in buf, else "". */
 const char *mdfio_no_room_note(const struct mdfio_job *j, int err, char *buf,

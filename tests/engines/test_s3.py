@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -26,6 +27,10 @@ BUCKET = "mdfio-test"
 FOREIGN = "notes/keep-me"
 # the key that claims a namespace (under its prefix) for its directory=
 CLAIM = ".mdfio-namespace"
+# a rank's line when a request found no server
+STORE_LOST = re.compile(r"mdfio: rank 0 benchmark: the store did not answer the (create|stat|read|delete) of "
+                        r"s3://mdfio-test/0_[01]/file-\d+: [^;]+; the run stops here \(every later request would "
+                        r"wait as long\)")
 
 
 @contextlib.contextmanager
@@ -437,9 +442,43 @@ def test_a_server_gone_mid_benchmark_stops_the_run_without_a_hang(s3, tmpfs, tmp
     assert len(first) == 1, run.stderr
     assert re.fullmatch(r"mdfio: (PUT|GET|HEAD|DELETE) s3://mdfio-test/0_[01]/file-\d+: [A-Z][^:(]+ \(only .*", first[0]) \
         and "HTTP" not in first[0], first
-    # a step whose stat fails ends there, so a rank whose first failure
-    # was a stat counts every later step's stat error; one whose was a
-    # create stops the run
+    # whatever the request, a store that does not answer stops the rank
+    # and the run at once: the next steps would fail the same way
     lines = run.mdfio_lines()
-    assert sum("the namespace is marked as interrupted" in line for line in lines) == 1 or \
-        any(re.fullmatch(r"mdfio: rank 0 benchmark: \d+ stat errors \(first: .*\)", line) for line in lines), run.stderr
+    lost = [line for line in lines if STORE_LOST.fullmatch(line)]
+    assert len(lost) == 1 and ("Connection refused" in lost[0] or "Connection reset" in lost[0]), run.stderr
+    assert sum("the namespace is marked as interrupted" in line for line in lines) == 1, run.stderr
+
+
+def test_a_stopped_server_costs_one_stall_timeout(s3, tmpfs, tmp_path):
+    """The server stopped (SIGSTOP) mid-benchmark: the requests in flight
+    wait stall_timeout=, fail, and the run stops there, once, instead of
+    waiting that long at every later step; once the server is back a
+    cleanup recovers the namespace."""
+    root = tmpfs / "root"
+    root.mkdir()
+    p = 300
+    opts = dict(datasets=2, precreate_per_set=p, steps_per_set=p, bs=64, stall_timeout=2)
+    env = s3.env()
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+    data = s3.directory / BUCKET
+    stopped = []
+
+    def stop_server_midway(_pid):
+        if not stopped and sum(1 for f in data.glob("0_*/file-*") if int(f.name[5:]) >= p) > 10:
+            s3.process.send_signal(signal.SIGSTOP)
+            stopped.append(time.monotonic())
+
+    try:
+        run = mdfio.fio.run(tmp_path / "stopped.fio", s3_job(["benchmark"], root, **opts), env=fio_env(env),
+                            watch=stop_server_midway, timeout=120)
+        ended = time.monotonic()
+    finally:
+        s3.process.send_signal(signal.SIGCONT)
+    assert stopped and run.rc != 0, run.stderr
+    # 2 s of stall, not 2 s for each of the 600 steps left
+    assert ended - stopped[0] < 60, (ended - stopped[0], run.stderr)
+    lost = [line for line in run.mdfio_lines() if STORE_LOST.fullmatch(line)]
+    assert len(lost) == 1 and "Connection timed out" in lost[0], run.stderr
+    run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=env, check=True)
+    assert s3.keys(BUCKET) == [FOREIGN]
