@@ -1,11 +1,13 @@
 """Shared fixtures: real fio, the engines of the build under test, and real
 file systems (tmpfs, loop devices) made and removed per test."""
 import contextlib
+import copy
 import ctypes
 import dataclasses
 import errno
 import fcntl
 import functools
+import itertools
 import mmap
 import os
 import re
@@ -788,3 +790,33 @@ def check_refused_then_host_dies(hosts, root, tmp_path, locks_go_within=0):
         time.sleep(1)
     assert os.listdir(mine) == []
     return ended, time.monotonic() - killed
+
+
+# Synthetic histories (test_mdfio_compare.py, test_mdfio_plot_history.py):
+# copies of one real run with seeded lognormal noise of this sd on every
+# phase time and latency
+RUN_NOISE = 0.03
+_SYNTHETIC_RUNS = itertools.count()
+
+
+def synthetic_outputs(outputs):
+    """outputs with a line after fio's JSON naming a synthetic run: the
+    history keeps each output once, and each synthetic run is a run."""
+    number = next(_SYNTHETIC_RUNS)
+    return [(name, f"{text}synthetic run {number}\n") for name, text in outputs]
+
+
+def perturbed_run(run, rng, rate_factor=1.0, phase="benchmark"):
+    """A copy of run (mdfio.figures.Run) whose phase times and latencies
+    are each multiplied by a draw of noise (RUN_NOISE), the times of phase
+    also divided by rate_factor: its rates are rate_factor times as high."""
+    from mdfio.figures import LATENCY
+    run = copy.deepcopy(run)
+    for f in run.phases:
+        f.t_max_s *= rng.lognormvariate(0, RUN_NOISE) / (rate_factor if f.phase == phase else 1)
+        for o in f.ops.values():
+            if o.count:
+                scale = rng.lognormvariate(0, RUN_NOISE)
+                for k in LATENCY:
+                    setattr(o, k, getattr(o, k) * scale)
+    return run

@@ -340,6 +340,21 @@ static void store_failed(const struct s3_client *c, enum method m, const char *w
 		    describe(d, sizeof(d), rc, status, c->errbody, blen));
 }
 
+/* The continuation token of a listing page that says it is truncated
+ * (malloc'ed), or NULL after the last page. */
+static char *next_page(const struct sink *body)
+{
+	char *truncated, *next = NULL;
+
+	if (!body->buf)
+		return NULL;
+	truncated = mdfio_s3_element(body->buf, body->len, "IsTruncated", NULL);
+	if (truncated && !strcmp(truncated, "true"))
+		next = mdfio_s3_element(body->buf, body->len, "NextContinuationToken", NULL);
+	free(truncated);
+	return next;
+}
+
 /* Fills l with every key of the dataset but its marker (up to max if not
  * 0): those under "<prefix><dataset>/", or in the dataset's bucket. 0 or
  * an errno value. */
@@ -365,7 +380,7 @@ static int list_keys(struct s3_listing *l, size_t max)
 	}
 	listing_clear(l);
 	for (;;) {
-		char *url = list_url(base, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key, *next, *truncated;
+		char *url = list_url(base, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key;
 		const char *at;
 		long status;
 		CURLcode rc;
@@ -405,12 +420,8 @@ static int list_keys(struct s3_listing *l, size_t max)
 		}
 		if (err || max)
 			break;
-		truncated = body.buf ? mdfio_s3_element(body.buf, body.len, "IsTruncated", NULL) : NULL;
-		next = truncated && !strcmp(truncated, "true") ?
-		       mdfio_s3_element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
-		free(truncated);
 		free(token);
-		token = next;
+		token = next_page(&body);
 		if (!token)
 			break;
 	}
@@ -742,7 +753,7 @@ static int datasets_left(struct s3_client *c)
 	snprintf(head, n, c->per_bucket ? "%s-" : "%s", c->per_bucket ? c->bucket : c->prefix);
 	while (!left) {
 		const char *at;
-		char *item, *next, *truncated;
+		char *item;
 		long status;
 		CURLcode rc;
 		size_t blen;
@@ -777,12 +788,8 @@ static int datasets_left(struct s3_client *c)
 		}
 		if (left || c->per_bucket)
 			break;
-		truncated = body.buf ? mdfio_s3_element(body.buf, body.len, "IsTruncated", NULL) : NULL;
-		next = truncated && !strcmp(truncated, "true") ?
-		       mdfio_s3_element(body.buf, body.len, "NextContinuationToken", NULL) : NULL;
-		free(truncated);
 		free(token);
-		token = next;
+		token = next_page(&body);
 		if (!token)
 			break;
 	}

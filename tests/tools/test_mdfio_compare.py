@@ -2,8 +2,6 @@
 fio JSON whose figures are perturbed with seeded noise, then a planted
 regression and a planted noise-only change, of which exactly the first is
 flagged; Student's t quantile against its table; bad input. No fio runs."""
-import copy
-import itertools
 import random
 import re
 import shutil
@@ -13,14 +11,13 @@ import sys
 
 import pytest
 
-from conftest import SOURCE_ROOT
+from conftest import SOURCE_ROOT, perturbed_run, synthetic_outputs
 from mdfio.compare import betainc, t_cdf, t_quantile
-from mdfio.figures import LATENCY, load_run
+from mdfio.figures import load_run
 from mdfio.history import Environment, open_db, read_outputs, record
 
 COMPARE = SOURCE_ROOT / "tools" / "mdfio-compare"
 FIXTURE = SOURCE_ROOT / "tests" / "fixtures" / "fio" / "posix-2-ranks.json"
-NOISE = 0.03
 HISTORY = 8
 
 
@@ -59,32 +56,6 @@ ENV = Environment(hostname="node1", kernel="6.1.0", cpu_model="test CPU", cpus=2
                   mount_options="rw,relatime", device_model="unknown")
 
 
-SYNTHETIC_RUNS = itertools.count()
-
-
-def synthetic(outputs):
-    """outputs with a line after fio's JSON naming a synthetic run: the
-    database keeps each output once, and each synthetic run is a run."""
-    number = next(SYNTHETIC_RUNS)
-    return [(name, f"{text}synthetic run {number}\n") for name, text in outputs]
-
-
-def perturbed(run, rng, rate_factor=1.0, phase="benchmark"):
-    """A copy of run whose phase times and latencies are each multiplied
-    by a draw of lognormal noise (sd NOISE), the times of phase also
-    divided by rate_factor: its rates are rate_factor times as high."""
-    run = copy.deepcopy(run)
-    for f in run.phases:
-        factor = rng.lognormvariate(0, NOISE) / (rate_factor if f.phase == phase else 1)
-        f.t_max_s *= factor
-        for o in f.ops.values():
-            if o.count:
-                scale = rng.lognormvariate(0, NOISE)
-                for k in LATENCY:
-                    setattr(o, k, getattr(o, k) * scale)
-    return run
-
-
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     """A database of HISTORY runs of one configuration with seeded noise,
@@ -95,7 +66,7 @@ def history(tmp_path_factory):
     path = tmp_path_factory.mktemp("history") / "history.db"
     db = open_db(path)
     for i in range(HISTORY):
-        record(db, perturbed(run, rng), synthetic(outputs), label=f"night {i}", environment=ENV)
+        record(db, perturbed_run(run, rng), synthetic_outputs(outputs), label=f"night {i}", environment=ENV)
     db.close()
     return path, run, outputs
 
@@ -107,7 +78,7 @@ def with_one_more(history, tmp_path, rate_factor):
     copy_path = tmp_path / "history.db"
     shutil.copy(path, copy_path)
     db = open_db(copy_path)
-    record(db, perturbed(run, random.Random(7), rate_factor), synthetic(outputs), label="tonight", environment=ENV)
+    record(db, perturbed_run(run, random.Random(7), rate_factor), synthetic_outputs(outputs), label="tonight", environment=ENV)
     db.close()
     return copy_path
 
@@ -153,8 +124,8 @@ def test_too_little_history_says_so(history, tmp_path):
     path, run, outputs = history
     db = open_db(tmp_path / "short.db")
     for i in range(3):
-        record(db, perturbed(run, random.Random(i)), synthetic(outputs), environment=ENV)
-    record(db, perturbed(run, random.Random(9), 0.7), synthetic(outputs), environment=ENV)
+        record(db, perturbed_run(run, random.Random(i)), synthetic_outputs(outputs), environment=ENV)
+    record(db, perturbed_run(run, random.Random(9), 0.7), synthetic_outputs(outputs), environment=ENV)
     db.close()
     proc = compare(tmp_path / "short.db")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -173,7 +144,7 @@ def test_only_runs_of_the_same_configuration_are_history(history, tmp_path):
     db = with_one_more(history, tmp_path, 1.0)
     con = open_db(db)
     path, run, outputs = history
-    run_id = record(con, perturbed(run, random.Random(3), 0.5), synthetic(outputs), config_name="other",
+    run_id = record(con, perturbed_run(run, random.Random(3), 0.5), synthetic_outputs(outputs), config_name="other",
                     environment=ENV)
     con.close()
     proc = compare(db, "--run", run_id)
@@ -187,8 +158,8 @@ def test_a_matrix_by_label(history, tmp_path):
     db = tmp_path / "matrix.db"
     shutil.copy(path, db)
     con = open_db(db)
-    record(con, perturbed(run, random.Random(1)), synthetic(outputs), label="matrix", environment=ENV)
-    record(con, perturbed(run, random.Random(2), 0.7), synthetic(outputs), label="matrix", environment=ENV)
+    record(con, perturbed_run(run, random.Random(1)), synthetic_outputs(outputs), label="matrix", environment=ENV)
+    record(con, perturbed_run(run, random.Random(2), 0.7), synthetic_outputs(outputs), label="matrix", environment=ENV)
     con.close()
     proc = compare(db, "--label", "matrix")
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-from conftest import SOURCE_ROOT, job, run_fio
-from mdfio.figures import LATENCY, load_run
+from conftest import SOURCE_ROOT, job, perturbed_run, run_fio, synthetic_outputs
+from mdfio.figures import load_run
 from mdfio.history import Environment, open_db, read_outputs, record
 
 PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
@@ -27,7 +27,6 @@ FILESYSTEMS = (("ext4", "ext4"), ("btrfs-zstd", "btrfs"))
 LIMITS = (0, 1000)
 ENGINES = (("posix", 1), ("uring", 4))
 RUNS_PER_POINT = 2
-SYNTHETIC_RUNS = itertools.count()
 
 
 def plot(*args):
@@ -55,13 +54,6 @@ def variant(run, rng, limit, engine, depth):
     return run
 
 
-def synthetic(outputs):
-    """outputs told apart from every other synthetic run's (the database
-    keeps each output once)."""
-    n = next(SYNTHETIC_RUNS)
-    return [(name, f"{text}synthetic run {n}\n") for name, text in outputs]
-
-
 @pytest.fixture(scope="module")
 def study_db(tmp_path_factory):
     """The database of a study 'demo' labelled 'demo', and one more run of
@@ -82,9 +74,9 @@ def study_db(tmp_path_factory):
         run, outputs = runs[ranks]
         point = f"{fs}-{engine}-qd{depth}-n{ranks}-D2-P20-I10-S300-R3-O1-m{limit}-M0-dc0"
         for _ in range(RUNS_PER_POINT):
-            record(db, variant(run, rng, limit, engine, depth), synthetic(outputs), label="demo",
+            record(db, variant(run, rng, limit, engine, depth), synthetic_outputs(outputs), label="demo",
                    config_name=f"demo/{point}", environment=environment(fs_type))
-    record(db, variant(runs[1][0], rng, 0, "posix", 1), synthetic(runs[1][1]), label="other",
+    record(db, variant(runs[1][0], rng, 0, "posix", 1), synthetic_outputs(runs[1][1]), label="other",
            config_name="demo/ext4-posix-qd1-n1-D2-P20-I10-S300-R3-O1-m0-M0-dc0", environment=environment("ext4"))
     db.close()
     return path
@@ -178,24 +170,6 @@ def test_study_bad_input(study_db, tmp_path):
 
 COMPARE = SOURCE_ROOT / "tools" / "mdfio-compare"
 FIXTURE = SOURCE_ROOT / "tests" / "fixtures" / "fio" / "posix-2-ranks.json"
-NOISE = 0.03
-
-
-def noisy(run, rng, rate_factor=1.0):
-    """A copy of run whose phase times and latencies carry lognormal noise,
-    the benchmark's times divided by rate_factor (its rates that many times
-    as high)."""
-    run = copy.deepcopy(run)
-    for f in run.phases:
-        f.t_max_s *= rng.lognormvariate(0, NOISE) / (rate_factor if f.phase == "benchmark" else 1)
-        for o in f.ops.values():
-            if o.count:
-                scale = rng.lognormvariate(0, NOISE)
-                for k in LATENCY:
-                    setattr(o, k, getattr(o, k) * scale)
-    return run
-
-
 @pytest.fixture(scope="module")
 def history_db(tmp_path_factory):
     """Eight runs of one configuration with noise, a ninth whose benchmark
@@ -205,9 +179,9 @@ def history_db(tmp_path_factory):
     rng = random.Random(5)
     path = tmp_path_factory.mktemp("history") / "history.db"
     db = open_db(path)
-    ids = [record(db, noisy(run, rng, 0.5 if i == 8 else 1.0), synthetic(outputs), label=f"night {i}",
+    ids = [record(db, perturbed_run(run, rng, 0.5 if i == 8 else 1.0), synthetic_outputs(outputs), label=f"night {i}",
                   config_name="nightly/ext4-posix", environment=environment("ext4")) for i in range(10)]
-    record(db, noisy(run, rng), synthetic(outputs), label="night 9", config_name="nightly/xfs-posix",
+    record(db, perturbed_run(run, rng), synthetic_outputs(outputs), label="night 9", config_name="nightly/xfs-posix",
            environment=environment("xfs"))
     db.close()
     return path, ids[8]
