@@ -491,7 +491,8 @@ def test_plot_of_two_hosts(two_hosts, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     pngs = proc.stdout.split()
-    assert len(pngs) == 3 * len(PHASES) + 1
+    # per phase a timeline, a boxplot, a histogram and the windows; the repeats
+    assert len(pngs) == 4 * len(PHASES) + 1
     for p in pngs:
         data = open(p, "rb").read()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10000

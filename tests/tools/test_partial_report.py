@@ -302,7 +302,7 @@ def check_plot(paths, prefix, tmp_path):
         f"them): {BROKEN} (incomplete), {SECTIONS[3]} (not run), {SECTIONS[4]} (not run); not drawn\n"), proc.stderr
     made = [os.path.basename(p) for p in proc.stdout.split()]
     assert made == [os.path.basename(p) for p in ok.stdout.split()] == [
-        f"{ph}-{kind}.png" for ph in ("precreate", "benchmark-1") for kind in ("timeline", "boxplot", "histogram")
+        f"{ph}-{kind}.png" for ph in ("precreate", "benchmark-1") for kind in ("timeline", "boxplot", "histogram", "windows")
     ] + ["repeats-rate.png"]
     for dat in sorted(alone.glob("*.dat")):
         assert (broken / dat.name).read_text() == dat.read_text(), dat.name
