@@ -340,6 +340,20 @@ static void store_failed(const struct s3_client *c, enum method m, const char *w
 		    describe(d, sizeof(d), rc, status, c->errbody, blen));
 }
 
+/* A store request without a body to keep: 0 or an errno value, a failure
+ * the errno value does not tell said in one line. */
+static int store_call(struct s3_client *c, const char *url, enum method m)
+{
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err = store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
+
+	if (err)
+		store_failed(c, m, c->where, rc, status, blen);
+	return err;
+}
+
 /* The continuation token of a listing page that says it is truncated
  * (malloc'ed), or NULL after the last page. */
 static char *next_page(const struct sink *body)
@@ -641,9 +655,6 @@ static int s3_remove(void *state, const char *name)
 	struct s3_listing l = { .c = c, .dataset = (char *)name };
 	const char *what;
 	char *url;
-	long status;
-	CURLcode rc;
-	size_t blen;
 	int err, kind = s3_probe(state, name, &what);
 
 	if (kind < 0)
@@ -662,11 +673,9 @@ static int s3_remove(void *state, const char *name)
 	url = key_url(c, name, "");
 	if (!url)
 		return ENOMEM;
-	err = store_req(c, url, M_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	err = store_call(c, url, M_DELETE);
 	free(url);
-	if (err)
-		store_failed(c, M_DELETE, c->where, rc, status, blen);
-	else if (c->per_bucket)
+	if (!err && c->per_bucket)
 		err = bucket_req(c, name, M_DELETE);
 	return err;
 }
@@ -675,18 +684,13 @@ static int s3_unlink(void *state, int handle, const char *dataset, const char *n
 {
 	struct s3_client *c = state;
 	char *url = key_url(c, dataset, name);
-	long status;
-	CURLcode rc;
-	size_t blen;
 	int err;
 
 	(void)handle;
 	if (!url)
 		return ENOMEM;
-	err = store_req(c, url, M_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	err = store_call(c, url, M_DELETE);
 	free(url);
-	if (err)
-		store_failed(c, M_DELETE, c->where, rc, status, blen);
 	return err;
 }
 
@@ -866,13 +870,9 @@ static int claim_namespace(struct s3_client *c, int root_fd, unsigned int phase)
 static void s3_close(void *state)
 {
 	struct s3_client *c = state;
-	long status;
-	CURLcode rc;
-	size_t blen;
 
-	if (c->claim_may_go && !datasets_left(c) &&
-	    store_req(c, c->claim_url, M_DELETE, c->hdr, NULL, &status, &rc, &blen))
-		store_failed(c, M_DELETE, c->where, rc, status, blen);
+	if (c->claim_may_go && !datasets_left(c))
+		store_call(c, c->claim_url, M_DELETE);
 	client_free(c);
 }
 
