@@ -387,6 +387,19 @@ def fusefs(tmpfs, tmp_path):
 
 
 @pytest.fixture
+def work(tmp_path):
+    """An empty work directory for images and mount points; whatever a
+    failing test left mounted or attached there is removed after it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    yield work
+    for mnt in mounts_under(work):
+        subprocess.run(["umount", "-l", mnt], check=False)
+    for dev in loops_under(work):
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@pytest.fixture
 def loopfs(tmp_path):
     """make(fstype, size) -> mount point of a loop-mounted file system
     (ext4, xfs or btrfs, as mkfs makes it by default)."""

@@ -4,7 +4,6 @@ directory; a busy mount is waited for, then left (saying so) or detached
 lazily; a FUSE mirror of a given directory never touches it."""
 import os
 import signal
-import subprocess
 import time
 
 import pytest
@@ -17,19 +16,6 @@ from mdfio.filesystems import Filesystem, FilesystemError, mounted
 @pytest.fixture(autouse=True)
 def root_only():
     need_root("mounts file systems and attaches loop devices")
-
-
-@pytest.fixture
-def work(tmp_path):
-    """An empty work directory; whatever a failing test left in it is
-    removed after it."""
-    work = tmp_path / "work"
-    work.mkdir()
-    yield work
-    for mnt in mounts_under(work):
-        subprocess.run(["umount", "-l", mnt], check=False)
-    for dev in loops_under(work):
-        subprocess.run(["losetup", "-d", dev], check=False)
 
 
 @pytest.mark.parametrize("kind,size", [("ext4", "64M"), ("xfs", "320M"), ("btrfs", "128M"), ("fuse", "64M")])

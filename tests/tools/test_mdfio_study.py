@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_DIR, SOURCE_ROOT, fio_env, need_root
+from conftest import ENGINE_DIR, SOURCE_ROOT, fio_env, loops_under, mounts_under, need_root
 from mdfio.figures import LATENCY, OPS
 
 TOOL = SOURCE_ROOT / "tools" / "mdfio-study"
@@ -36,23 +36,6 @@ def root_only():
     need_root("mounts file systems and attaches loop devices")
 
 
-def loops_under(path):
-    """The loop devices whose image is under path (also one removed since)."""
-    found = []
-    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
-        try:
-            if f.read_text().strip().startswith(f"{path}/"):
-                found.append(f"/dev/{f.parent.parent.name}")
-        except OSError:
-            continue
-    return found
-
-
-def mounts_under(path):
-    with open("/proc/self/mounts") as f:
-        return [line.split()[1] for line in f if line.split()[1].startswith(f"{path}/")]
-
-
 def nothing_left(path, wait=10.0):
     """Whether no mount and no loop device under path is left, within wait
     seconds (a lazily unmounted file system lets its loop device go when
@@ -63,19 +46,6 @@ def nothing_left(path, wait=10.0):
             return False
         time.sleep(0.1)
     return True
-
-
-@pytest.fixture
-def work(tmp_path):
-    """The study's work directory (images, mount points); whatever a
-    failing test left there is removed after it."""
-    work = tmp_path / "work"
-    work.mkdir()
-    yield work
-    for mnt in mounts_under(work):
-        subprocess.run(["umount", "-l", mnt], check=False)
-    for dev in loops_under(work):
-        subprocess.run(["losetup", "-d", dev], check=False)
 
 
 def write_study(tmp_path, work, name, filesystems, ranks=(1, 2), extra=""):
