@@ -12,7 +12,7 @@
  * mkdir does; a dataset goes (its marker deleted) only once a listing
  * finds no other key under it. With bucket_per_dataset=1 a dataset is
  * instead a bucket <bucket>-<rank>-<d> of its own, marked by the key
- * BUCKET_MARKER, its objects keys file-<i>. A run's coordination, the
+ * MDFIO_S3_BUCKET_MARKER, its objects keys file-<i>. A run's coordination, the
  * status and rank files and their lock, stays in directory=
  * (docs/design.md).
  *
@@ -27,33 +27,19 @@
  * ever printed: S3 error bodies may echo the canonical request, which holds
  * the session token.
  *
- * libcurl 7.88 signs what it is given, and no more: it adds no
- * x-amz-content-sha256 header (so every request carries
- * UNSIGNED-PAYLOAD), and signs the query string as written (so every
- * query here is written sorted and percent-encoded). A create is a PUT of
- * POSTFIELDS, not an upload from a callback, after which 7.88 would wait
- * for "100 Continue" on every object; its Content-Type is set, or curl
- * would send a form's. */
+ * The HTTP (URLs, handles, the store's blocking requests, what a request's
+ * end means) is lib/s3http.c, the namespace's claim lib/s3claim.c. */
 #include <curl/curl.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "awsconf.h"
 #include "backend.h"
+#include "s3claim.h"
+#include "s3http.h"
 #include "s3wire.h"
-
-/* a listing's page, and the most of an error body kept to find its Code */
-#define S3_LIST_PAGE 1000
-#define S3_ERRBODY_MAX 2048
-/* a listing's response: a page of keys, each well under 1 KiB */
-#define S3_LISTBODY_MAX (8u << 20)
-/* the marker of a dataset that is a bucket of its own */
-#define BUCKET_MARKER ".mdfio-dataset"
 
 struct s3_options {
 	struct mdfio_options core;
@@ -62,256 +48,13 @@ struct s3_options {
 	unsigned int stall_timeout;	/* seconds */
 	/* not an option: the client the store opened, for the backend's
 	 * init (both run in the job's process, the store first) */
-	struct s3_client *client;
+	struct mdfio_s3_client *client;
 };
-
-/* Where a response's body goes: into buf, up to cap bytes (more if grow,
- * up to max), counting all of it in total. */
-struct sink {
-	char *buf;
-	size_t cap, len, total, max;
-	int grow;
-};
-
-struct s3_client {
-	struct mdfio_aws aws;
-	char sigv4[MDFIO_AWS_KEY_MAX + 32];	/* "aws:amz:<region>:s3" */
-	char *base;	/* the bucket's URL: .../bucket or //bucket.host... */
-	char *where;	/* s3://<bucket>[/<prefix>], for messages */
-	char prefix[MDFIO_S3_PREFIX_MAX + 2];	/* "" or ending in '/' */
-	const char *bucket, *endpoint;
-	int virtual_host;
-	unsigned int stall_s;	/* stall_timeout= */
-	/* datasets are buckets <bucket>-<rank>-<d>, each marked by the key
-	 * BUCKET_MARKER, their objects keys file-<i> */
-	int per_bucket;
-	/* the requests' signed headers: plain, a create's, a marker's */
-	struct curl_slist *hdr, *hdr_put;
-	CURL *easy;	/* the store's requests */
-	/* the namespace's claim: its URL and what it holds; whether this
-	 * job's phase may delete it once no dataset is left */
-	char *claim_url, *claim;
-	int claim_may_go;
-	char errbody[S3_ERRBODY_MAX];
-	int global;	/* curl_global_init done */
-};
-
-enum method { M_HEAD, M_GET, M_PUT, M_DELETE };
-static const char *const method_names[] = { "HEAD", "GET", "PUT", "DELETE" };
-
-/* ---------------------------------------------------------------- HTTP */
-
-static size_t sink_write(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct sink *s = arg;
-	size_t n = size * nmemb, room;
-
-	s->total += n;
-	if (s->grow && s->len + n > s->cap && s->len + n <= s->max) {
-		size_t cap = s->cap ? s->cap : 4096;
-		char *b;
-
-		while (cap < s->len + n)
-			cap *= 2;
-		b = realloc(s->buf, cap + 1);
-		if (!b)
-			return 0;	/* curl fails the request: CURLE_WRITE_ERROR */
-		s->buf = b;
-		s->cap = cap;
-	}
-	room = s->cap - s->len;
-	if (n < room)
-		room = n;
-	if (room) {
-		memcpy(s->buf + s->len, data, room);
-		s->len += room;
-	}
-	return n;
-}
-
-/* Sets h up for one request: method m on url, with headers hdr, the
- * body (a PUT's) and sink for the response. */
-static void setup(const struct s3_client *c, CURL *h, const char *url, enum method m,
-		  struct curl_slist *hdr, const void *body, size_t len, struct sink *sink)
-{
-	/* a reset keeps the handle's connections */
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-	curl_easy_setopt(h, CURLOPT_USERNAME, c->aws.access_key);
-	curl_easy_setopt(h, CURLOPT_PASSWORD, c->aws.secret_key);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->stall_s);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)c->stall_s);
-	if (c->aws.ca_bundle[0])
-		curl_easy_setopt(h, CURLOPT_CAINFO, c->aws.ca_bundle);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-	switch (m) {
-	case M_HEAD:
-		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-		break;
-	case M_GET:
-		break;
-	case M_PUT:
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, len ? body : "");
-		break;
-	case M_DELETE:
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
-		break;
-	}
-}
-
-/* The errno value of a request's end: curl's result, then the status. */
-static int result_errno(CURLcode rc, long status)
-{
-	switch (rc) {
-	case CURLE_OK:
-		break;
-	case CURLE_COULDNT_CONNECT:
-		return ECONNREFUSED;
-	case CURLE_COULDNT_RESOLVE_HOST:
-		return EHOSTUNREACH;
-	case CURLE_OPERATION_TIMEDOUT:
-		return ETIMEDOUT;
-	case CURLE_GOT_NOTHING:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-		return ECONNRESET;	/* the connection was cut */
-	case CURLE_OUT_OF_MEMORY:
-		return ENOMEM;
-	default:
-		return EIO;
-	}
-	return mdfio_s3_status_errno(status);
-}
-
-/* "HTTP 403 SignatureDoesNotMatch" or curl's words: the status and the
- * Code element of an error body, nothing else of it. */
-static const char *describe(char *out, size_t len, CURLcode rc, long status,
-			    const char *body, size_t body_len)
-{
-	char code[MDFIO_S3_CODE_MAX + 1];
-
-	if (rc != CURLE_OK) {
-		snprintf(out, len, "%s", curl_easy_strerror(rc));
-		return out;
-	}
-	mdfio_s3_code(body, body_len, code);
-	snprintf(out, len, "HTTP %ld%s%s", status, code[0] ? " " : "", code);
-	return out;
-}
-
-/* A store request, synchronous: 0 or an errno value; *status the
- * status. The error body is kept in c->errbody (len in *blen), a
- * listing's body in sink (if given). */
-static int store_req_body(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
-			  const void *data, size_t data_len, struct sink *sink, long *status, CURLcode *rcp,
-			  size_t *blen)
-{
-	struct sink err = { c->errbody, sizeof(c->errbody), 0, 0, 0, 0 };
-	CURLcode rc;
-
-	setup(c, c->easy, url, m, hdr, data, data_len, sink ? sink : &err);
-	rc = curl_easy_perform(c->easy);
-	*status = 0;
-	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, status);
-	if (rcp)
-		*rcp = rc;
-	if (blen)
-		*blen = sink ? 0 : err.len;
-	if (sink && rc == CURLE_OK && (*status < 200 || *status >= 300) && blen) {
-		/* the error body went to the listing's sink */
-		size_t n = sink->len < sizeof(c->errbody) ? sink->len : sizeof(c->errbody);
-
-		memcpy(c->errbody, sink->buf, n);
-		*blen = n;
-	}
-	return result_errno(rc, *status);
-}
-
-static int store_req(struct s3_client *c, const char *url, enum method m, struct curl_slist *hdr,
-		     struct sink *sink, long *status, CURLcode *rcp, size_t *blen)
-{
-	return store_req_body(c, url, m, hdr, NULL, 0, sink, status, rcp, blen);
-}
-
-/* ------------------------------------------------------------------ URLs */
-
-static char *bucket_url(const char *endpoint, const char *bucket, int virtual_host);
-
-/* The URL that a dataset's keys follow after a '/': its prefix in the
- * bucket, or the bucket <bucket>-<rank>-<d> of its own (a bucket name
- * takes no '_'), into out (len bytes). */
-static void dataset_url(const struct s3_client *c, const char *dataset, char *out, size_t len)
-{
-	if (c->per_bucket) {
-		char name[MDFIO_S3_BUCKET_MAX + MDFIO_DATASET_NAME_MAX + 2], *u, *us;
-
-		snprintf(name, sizeof(name), "%s-%s", c->bucket, dataset);
-		us = strchr(name, '_');
-		if (us)
-			*us = '-';
-		u = bucket_url(c->endpoint, name, c->virtual_host);
-		snprintf(out, len, "%s", u ? u : "");
-		free(u);
-	} else {
-		snprintf(out, len, "%s/%s%s", c->base, c->prefix, dataset);
-	}
-}
-
-/* Room for any dataset's URL and an object's name after it. */
-static size_t url_room(const struct s3_client *c)
-{
-	return strlen(c->base) + strlen(c->prefix) + strlen(c->bucket) + 2 * MDFIO_DATASET_NAME_MAX +
-	       MDFIO_OBJECT_NAME_MAX + sizeof(BUCKET_MARKER) + 8;
-}
-
-/* The URL of object name of dataset into a new string; name "" is the
- * dataset's marker. */
-static char *key_url(const struct s3_client *c, const char *dataset, const char *name)
-{
-	size_t n = url_room(c);
-	char *u = malloc(n);
-
-	if (u) {
-		dataset_url(c, dataset, u, n);
-		snprintf(u + strlen(u), n - strlen(u), "/%s", !name[0] && c->per_bucket ? BUCKET_MARKER : name);
-	}
-	return u;
-}
-
-/* A ListObjectsV2 URL of up to max keys under key prefix p, from token
- * (NULL: the first page). The query is written sorted and encoded, as
- * libcurl 7.88 signs it as written. */
-static char *list_url(const char *base, const char *p, unsigned int max, const char *token)
-{
-	size_t n = strlen(base) + 3 * strlen(p) + (token ? 3 * strlen(token) : 0) + 96;
-	char *u = malloc(n), *ep = malloc(3 * strlen(p) + 1), *et = malloc(token ? 3 * strlen(token) + 1 : 1);
-
-	if (u && ep && et) {
-		mdfio_s3_encode(ep, p);
-		if (token)
-			mdfio_s3_encode(et, token);
-		snprintf(u, n, "%s?%s%s%slist-type=2&max-keys=%u&prefix=%s", base,
-			 token ? "continuation-token=" : "", token ? et : "", token ? "&" : "", max, ep);
-	} else {
-		free(u);
-		u = NULL;
-	}
-	free(ep);
-	free(et);
-	return u;
-}
 
 /* ------------------------------------------------------------- the store */
 
 struct s3_listing {
-	struct s3_client *c;
+	struct mdfio_s3_client *c;
 	char *dataset;		/* "<rank>_<d>" */
 	char **names;		/* the keys under it, less "<prefix><ds>/" */
 	size_t n, cap, pos;
@@ -329,44 +72,25 @@ static void listing_clear(struct s3_listing *l)
 
 /* One line about a store request that failed for a reason the core's
  * errno value does not tell (not a missing or an existing key). */
-static void store_failed(const struct s3_client *c, enum method m, const char *what,
+static void store_failed(const struct mdfio_s3_client *c, enum mdfio_s3_method m, const char *what,
 			 CURLcode rc, long status, size_t blen)
 {
-	char d[128];
+	char line[MDFIO_S3_LINE_MAX];
 
-	if (rc == CURLE_OK && (status == 404 || status == 412))
-		return;
-	mdfio_error("%s %s: %s", method_names[m], what,
-		    describe(d, sizeof(d), rc, status, c->errbody, blen));
+	if (mdfio_s3_store_failure(c, m, what, rc, status, blen, line, sizeof(line)))
+		mdfio_error("%s", line);
 }
 
 /* A store request without a body to keep: 0 or an errno value, a failure
  * the errno value does not tell said in one line. */
-static int store_call(struct s3_client *c, const char *url, enum method m)
+static int store_call(struct mdfio_s3_client *c, const char *url, enum mdfio_s3_method m)
 {
-	long status;
-	CURLcode rc;
-	size_t blen;
-	int err = store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
+	char line[MDFIO_S3_LINE_MAX];
+	int err = mdfio_s3_store_call(c, url, m, line, sizeof(line));
 
-	if (err)
-		store_failed(c, m, c->where, rc, status, blen);
+	if (line[0])
+		mdfio_error("%s", line);
 	return err;
-}
-
-/* The continuation token of a listing page that says it is truncated
- * (malloc'ed), or NULL after the last page. */
-static char *next_page(const struct sink *body)
-{
-	char *truncated, *next = NULL;
-
-	if (!body->buf)
-		return NULL;
-	truncated = mdfio_s3_element(body->buf, body->len, "IsTruncated", NULL);
-	if (truncated && !strcmp(truncated, "true"))
-		next = mdfio_s3_element(body->buf, body->len, "NextContinuationToken", NULL);
-	free(truncated);
-	return next;
 }
 
 /* Fills l with every key of the dataset but its marker (up to max if not
@@ -374,10 +98,10 @@ static char *next_page(const struct sink *body)
  * an errno value. */
 static int list_keys(struct s3_listing *l, size_t max)
 {
-	struct s3_client *c = l->c;
+	struct mdfio_s3_client *c = l->c;
 	size_t plen = c->per_bucket ? 0 : strlen(c->prefix) + strlen(l->dataset) + 1;
-	char *p = malloc(plen + 1), *token = NULL, *base = malloc(url_room(c));
-	struct sink body = { NULL, 0, 0, 0, S3_LISTBODY_MAX, 1 };
+	char *p = malloc(plen + 1), *token = NULL, *base = malloc(mdfio_s3_url_room(c));
+	struct mdfio_s3_sink body = { NULL, 0, 0, 0, MDFIO_S3_LISTBODY_MAX, 1 };
 	int err = 0;
 
 	if (!p || !base) {
@@ -386,15 +110,15 @@ static int list_keys(struct s3_listing *l, size_t max)
 		return ENOMEM;
 	}
 	if (c->per_bucket) {
-		dataset_url(c, l->dataset, base, url_room(c));
+		mdfio_s3_dataset_url(c, l->dataset, base, mdfio_s3_url_room(c));
 		p[0] = 0;
 	} else {
-		snprintf(base, url_room(c), "%s", c->base);
+		snprintf(base, mdfio_s3_url_room(c), "%s", c->base);
 		snprintf(p, plen + 1, "%s%s/", c->prefix, l->dataset);
 	}
 	listing_clear(l);
 	for (;;) {
-		char *url = list_url(base, p, max ? (unsigned int)max : S3_LIST_PAGE, token), *key;
+		char *url = mdfio_s3_list_url(base, p, max ? (unsigned int)max : MDFIO_S3_LIST_PAGE, token), *key;
 		const char *at;
 		long status;
 		CURLcode rc;
@@ -405,15 +129,15 @@ static int list_keys(struct s3_listing *l, size_t max)
 			break;
 		}
 		body.len = body.total = 0;
-		err = store_req(c, url, M_GET, c->hdr, &body, &status, &rc, &blen);
+		err = mdfio_s3_store_req(c, url, MDFIO_S3_GET, c->hdr, &body, &status, &rc, &blen);
 		free(url);
 		if (err) {
-			store_failed(c, M_GET, c->where, rc, status, blen);
+			store_failed(c, MDFIO_S3_GET, c->where, rc, status, blen);
 			break;
 		}
 		at = body.buf;
 		while (body.buf && (key = mdfio_s3_element(at, body.len - (size_t)(at - body.buf), "Key", &at))) {
-			if (strncmp(key, p, plen) || !key[plen] || (c->per_bucket && !strcmp(key, BUCKET_MARKER))) {
+			if (strncmp(key, p, plen) || !key[plen] || (c->per_bucket && !strcmp(key, MDFIO_S3_BUCKET_MARKER))) {
 				free(key);	/* the marker itself */
 				continue;
 			}
@@ -435,7 +159,7 @@ static int list_keys(struct s3_listing *l, size_t max)
 		if (err || max)
 			break;
 		free(token);
-		token = next_page(&body);
+		token = mdfio_s3_next_page(&body);
 		if (!token)
 			break;
 	}
@@ -448,9 +172,9 @@ static int list_keys(struct s3_listing *l, size_t max)
 
 /* Whether the bucket of dataset name exists: 1, 0, or minus an errno
  * value. */
-static int bucket_there(struct s3_client *c, const char *name)
+static int bucket_there(struct mdfio_s3_client *c, const char *name)
 {
-	char *url = malloc(url_room(c));
+	char *url = malloc(mdfio_s3_url_room(c));
 	long status;
 	CURLcode rc;
 	size_t blen;
@@ -458,20 +182,20 @@ static int bucket_there(struct s3_client *c, const char *name)
 
 	if (!url)
 		return -ENOMEM;
-	dataset_url(c, name, url, url_room(c));
-	err = store_req(c, url, M_HEAD, c->hdr, NULL, &status, &rc, &blen);
+	mdfio_s3_dataset_url(c, name, url, mdfio_s3_url_room(c));
+	err = mdfio_s3_store_req(c, url, MDFIO_S3_HEAD, c->hdr, NULL, &status, &rc, &blen);
 	free(url);
 	if (err && err != ENOENT)
-		store_failed(c, M_HEAD, c->where, rc, status, blen);
+		store_failed(c, MDFIO_S3_HEAD, c->where, rc, status, blen);
 	return !err ? 1 : err == ENOENT ? 0 : -err;
 }
 
 /* A bucket request on dataset name's bucket (PUT: create, DELETE: remove):
  * 0 or an errno value, EEXIST for a bucket that exists, ENOTEMPTY for one
  * that holds keys. */
-static int bucket_req(struct s3_client *c, const char *name, enum method m)
+static int bucket_req(struct mdfio_s3_client *c, const char *name, enum mdfio_s3_method m)
 {
-	char *url = malloc(url_room(c));
+	char *url = malloc(mdfio_s3_url_room(c));
 	long status;
 	CURLcode rc;
 	size_t blen;
@@ -479,11 +203,11 @@ static int bucket_req(struct s3_client *c, const char *name, enum method m)
 
 	if (!url)
 		return ENOMEM;
-	dataset_url(c, name, url, url_room(c));
-	err = store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
+	mdfio_s3_dataset_url(c, name, url, mdfio_s3_url_room(c));
+	err = mdfio_s3_store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
 	free(url);
 	if (err && rc == CURLE_OK && status == 409)
-		return m == M_PUT ? EEXIST : ENOTEMPTY;
+		return m == MDFIO_S3_PUT ? EEXIST : ENOTEMPTY;
 	if (err)
 		store_failed(c, m, c->where, rc, status, blen);
 	return err;
@@ -493,9 +217,9 @@ static int bucket_req(struct s3_client *c, const char *name, enum method m)
  * errno value. */
 static int s3_probe(void *state, const char *name, const char **what)
 {
-	struct s3_client *c = state;
+	struct mdfio_s3_client *c = state;
 	struct s3_listing l = { .c = c, .dataset = (char *)name };
-	char *url = key_url(c, name, "");
+	char *url = mdfio_s3_key_url(c, name, "");
 	curl_off_t len = -1;
 	long status;
 	CURLcode rc;
@@ -505,7 +229,7 @@ static int s3_probe(void *state, const char *name, const char **what)
 	*what = NULL;
 	if (!url)
 		return -ENOMEM;
-	err = store_req(c, url, M_HEAD, c->hdr, NULL, &status, &rc, &blen);
+	err = mdfio_s3_store_req(c, url, MDFIO_S3_HEAD, c->hdr, NULL, &status, &rc, &blen);
 	free(url);
 	if (!err) {
 		curl_easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
@@ -515,7 +239,7 @@ static int s3_probe(void *state, const char *name, const char **what)
 		return MDFIO_PROBE_OTHER;
 	}
 	if (err != ENOENT) {
-		store_failed(c, M_HEAD, c->where, rc, status, blen);
+		store_failed(c, MDFIO_S3_HEAD, c->where, rc, status, blen);
 		return -err;
 	}
 	if (c->per_bucket) {
@@ -542,8 +266,8 @@ static int s3_probe(void *state, const char *name, const char **what)
 
 static int s3_make(void *state, const char *name)
 {
-	struct s3_client *c = state;
-	char *url = key_url(c, name, "");
+	struct mdfio_s3_client *c = state;
+	char *url = mdfio_s3_key_url(c, name, "");
 	long status;
 	CURLcode rc;
 	size_t blen;
@@ -556,7 +280,7 @@ static int s3_make(void *state, const char *name)
 		 * us-east-1): only a bucket that was not there is taken */
 		err = bucket_there(c, name);
 		if (!err)
-			err = bucket_req(c, name, M_PUT);
+			err = bucket_req(c, name, MDFIO_S3_PUT);
 		else
 			err = err > 0 ? EEXIST : -err;
 		if (err) {
@@ -564,10 +288,10 @@ static int s3_make(void *state, const char *name)
 			return err;
 		}
 	}
-	err = store_req(c, url, M_PUT, c->hdr_put, NULL, &status, &rc, &blen);
+	err = mdfio_s3_store_req(c, url, MDFIO_S3_PUT, c->hdr_put, NULL, &status, &rc, &blen);
 	free(url);
 	if (err)
-		store_failed(c, M_PUT, c->where, rc, status, blen);
+		store_failed(c, MDFIO_S3_PUT, c->where, rc, status, blen);
 	return err;
 }
 
@@ -651,7 +375,7 @@ static void s3_list_close(void *listing)
  * an empty directory. */
 static int s3_remove(void *state, const char *name)
 {
-	struct s3_client *c = state;
+	struct mdfio_s3_client *c = state;
 	struct s3_listing l = { .c = c, .dataset = (char *)name };
 	const char *what;
 	char *url;
@@ -670,263 +394,48 @@ static int s3_remove(void *state, const char *name)
 	free(l.names);
 	if (err)
 		return err;
-	url = key_url(c, name, "");
+	url = mdfio_s3_key_url(c, name, "");
 	if (!url)
 		return ENOMEM;
-	err = store_call(c, url, M_DELETE);
+	err = store_call(c, url, MDFIO_S3_DELETE);
 	free(url);
 	if (!err && c->per_bucket)
-		err = bucket_req(c, name, M_DELETE);
+		err = bucket_req(c, name, MDFIO_S3_DELETE);
 	return err;
 }
 
 static int s3_unlink(void *state, int handle, const char *dataset, const char *name)
 {
-	struct s3_client *c = state;
-	char *url = key_url(c, dataset, name);
+	struct mdfio_s3_client *c = state;
+	char *url = mdfio_s3_key_url(c, dataset, name);
 	int err;
 
 	(void)handle;
 	if (!url)
 		return ENOMEM;
-	err = store_call(c, url, M_DELETE);
+	err = store_call(c, url, MDFIO_S3_DELETE);
 	free(url);
 	return err;
-}
-
-static void client_free(struct s3_client *c)
-{
-	if (c->easy)
-		curl_easy_cleanup(c->easy);
-	curl_slist_free_all(c->hdr);
-	curl_slist_free_all(c->hdr_put);
-	free(c->base);
-	free(c->where);
-	free(c->claim_url);
-	free(c->claim);
-	if (c->global)
-		curl_global_cleanup();
-	/* the keys leave no copy behind in freed memory */
-	memset(&c->aws, 0, sizeof(c->aws));
-	free(c);
-}
-
-/* The key that claims a namespace for one coordination directory, in
- * bucket= beside the datasets' prefixes (with bucket_per_dataset=1, at the
- * top of bucket=): a second run on the same bucket and prefix from
- * another directory= is refused by it, whatever its own status says. */
-#define CLAIM_KEY ".mdfio-namespace"
-#define CLAIM_KEY_BUCKETS ".mdfio-namespace-buckets"
-#define CLAIM_MAX 8192
-
-/* Whether s is head, digits, sep, digits and then end (0: the string's
- * end): a dataset's prefix or bucket name. */
-static int dataset_named(const char *s, const char *head, char sep, char end)
-{
-	size_t n = strlen(head), k;
-	int part;
-
-	if (strncmp(s, head, n))
-		return 0;
-	s += n;
-	for (part = 0; part < 2; part++) {
-		for (k = 0; s[k] >= '0' && s[k] <= '9'; k++)
-			;
-		if (!k || s[k] != (part ? end : sep))
-			return 0;
-		s += k + 1;
-	}
-	return !end || !*s;
-}
-
-/* Whether a dataset of the namespace is left (any rank's): a key prefix
- * <prefix><r>_<d>/ in bucket= or a bucket <bucket>-<r>-<d>. 1, 0, or
- * minus an errno value. */
-static int datasets_left(struct s3_client *c)
-{
-	size_t n = strlen(c->base) + strlen(c->endpoint) + 3 * strlen(c->prefix) + 3 * MDFIO_AWS_TEXT_MAX + 128;
-	char *url = malloc(n), *ep = malloc(3 * strlen(c->prefix) + 1), *token = NULL, *head = malloc(n);
-	struct sink body = { NULL, 0, 0, 0, S3_LISTBODY_MAX, 1 };
-	int left = 0;
-
-	if (!url || !ep || !head) {
-		left = -ENOMEM;
-		goto out;
-	}
-	mdfio_s3_encode(ep, c->prefix);
-	snprintf(head, n, c->per_bucket ? "%s-" : "%s", c->per_bucket ? c->bucket : c->prefix);
-	while (!left) {
-		const char *at;
-		char *item;
-		long status;
-		CURLcode rc;
-		size_t blen;
-		int err;
-
-		if (c->per_bucket) {
-			snprintf(url, n, "%s/", c->endpoint);	/* ListBuckets */
-		} else {
-			char et[3 * MDFIO_AWS_TEXT_MAX + 1] = "";
-
-			if (token && strlen(token) < MDFIO_AWS_TEXT_MAX)
-				mdfio_s3_encode(et, token);
-			snprintf(url, n, "%s?%s%s%sdelimiter=%%2F&list-type=2&max-keys=%u&prefix=%s", c->base,
-				 token ? "continuation-token=" : "", et, token ? "&" : "", S3_LIST_PAGE, ep);
-		}
-		body.len = body.total = 0;
-		err = store_req(c, url, M_GET, c->hdr, &body, &status, &rc, &blen);
-		if (err) {
-			store_failed(c, M_GET, c->where, rc, status, blen);
-			left = -err;
-			break;
-		}
-		at = body.buf;
-		while (!left && body.buf &&
-		       (item = mdfio_s3_element(at, body.len - (size_t)(at - body.buf),
-						c->per_bucket ? "Name" : "CommonPrefixes", &at))) {
-			char *p = c->per_bucket ? NULL : mdfio_s3_element(item, strlen(item), "Prefix", NULL);
-
-			left = c->per_bucket ? dataset_named(item, head, '-', 0) : p && dataset_named(p, head, '_', '/');
-			free(p);
-			free(item);
-		}
-		if (left || c->per_bucket)
-			break;
-		free(token);
-		token = next_page(&body);
-		if (!token)
-			break;
-	}
-out:
-	free(token);
-	free(body.buf);
-	free(url);
-	free(ep);
-	free(head);
-	return left;
-}
-
-/* A precreate claims the namespace for its directory= (If-None-Match: *;
- * a claim that holds this directory is its own, made by another rank or
- * by a request libcurl sent again); every other phase refuses a claim
- * for another directory. Compared by the path of directory=, so every
- * host of a run must see it at one path. 0, or one line and 1. */
-static int claim_namespace(struct s3_client *c, int root_fd, unsigned int phase)
-{
-	char link[64], dir[PATH_MAX], d[128];
-	struct sink body = { NULL, 0, 0, 0, CLAIM_MAX, 1 };
-	const char *key = c->per_bucket ? CLAIM_KEY_BUCKETS : CLAIM_KEY;
-	long status = 0;
-	CURLcode rc = CURLE_OK;
-	size_t blen = 0, n;
-	ssize_t len;
-	int err, same;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
-	len = readlink(link, dir, sizeof(dir) - 1);
-	if (len < 0)
-		return mdfio_error("directory=: cannot tell its path (%s), which %s%s of bucket %s names", strerror(errno),
-				   c->prefix, key, c->bucket);
-	dir[len] = 0;
-	n = (size_t)len + 64;
-	c->claim = malloc(n);
-	c->claim_url = malloc(strlen(c->base) + strlen(c->prefix) + strlen(key) + 2);
-	if (!c->claim || !c->claim_url)
-		return mdfio_error("out of memory");
-	snprintf(c->claim, n, "mdfio-s3 namespace; directory=%s\n", dir);
-	sprintf(c->claim_url, "%s/%s%s", c->base, c->prefix, key);
-	if (phase == MDFIO_PRECREATE + 1) {
-		err = store_req_body(c, c->claim_url, M_PUT, c->hdr_put, c->claim, strlen(c->claim), NULL,
-				     &status, &rc, &blen);
-		c->claim_may_go = 1;
-		if (!err)
-			return 0;
-		if (err != EEXIST)
-			return mdfio_error("%s: cannot claim the namespace (key %s%s): %s", c->where, c->prefix, key,
-					   describe(d, sizeof(d), rc, status, c->errbody, blen));
-	}
-	err = store_req(c, c->claim_url, M_GET, c->hdr, &body, &status, &rc, &blen);
-	if (err == ENOENT) {
-		/* none: the core's checks of the datasets decide */
-		c->claim_may_go = phase == MDFIO_CLEANUP + 1;
-		free(body.buf);
-		return 0;
-	}
-	same = !err && body.total == strlen(c->claim) && body.len == body.total &&
-	       !memcmp(body.buf, c->claim, body.len);
-	free(body.buf);
-	if (err)
-		return mdfio_error("%s: cannot read the namespace's claim (key %s%s): %s", c->where, c->prefix, key,
-				   describe(d, sizeof(d), rc, status, c->errbody, blen));
-	if (!same)
-		return mdfio_error("%s: the namespace is claimed by a run coordinated in another directory= than %s (key %s%s of bucket %s says which); refusing (nothing was touched)",
-				   c->where, dir, c->prefix, key, c->bucket);
-	c->claim_may_go = phase == MDFIO_CLEANUP + 1 || phase == MDFIO_PRECREATE + 1;
-	return 0;
 }
 
 /* The claim goes with the namespace's last dataset: after a cleanup that
  * emptied it, or a precreate that was refused before it made any. */
 static void s3_close(void *state)
 {
-	struct s3_client *c = state;
+	struct mdfio_s3_client *c = state;
+	char line[MDFIO_S3_LINE_MAX];
 
-	if (c->claim_may_go && !datasets_left(c))
-		store_call(c, c->claim_url, M_DELETE);
-	client_free(c);
-}
-
-static struct curl_slist *headers(const struct s3_client *c, int put)
-{
-	char token[MDFIO_AWS_TOKEN_MAX + 32];
-	struct curl_slist *l = NULL, *t;
-	const char *lines[4];
-	size_t n = 0, i;
-
-	lines[n++] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
-	if (put) {
-		/* every PUT of mdfio's makes a key that must not exist */
-		lines[n++] = "Content-Type: application/octet-stream";
-		lines[n++] = "If-None-Match: *";
-	}
-	if (c->aws.session_token[0]) {
-		snprintf(token, sizeof(token), "x-amz-security-token: %s", c->aws.session_token);
-		lines[n++] = token;
-	}
-	for (i = 0; i < n; i++) {
-		t = curl_slist_append(l, lines[i]);
-		if (!t) {
-			curl_slist_free_all(l);
-			return NULL;
-		}
-		l = t;
-	}
-	return l;
-}
-
-/* The bucket's URL: endpoint/bucket (path), or the bucket as the first
- * label of the endpoint's host (virtual). */
-static char *bucket_url(const char *endpoint, const char *bucket, int virtual_host)
-{
-	const char *host = strstr(endpoint, "://");
-	size_t n = strlen(endpoint) + strlen(bucket) + 3;
-	char *u = malloc(n);
-
-	if (!u)
-		return NULL;
-	if (virtual_host)
-		snprintf(u, n, "%.*s%s.%s", (int)(host + 3 - endpoint), endpoint, bucket, host + 3);
-	else
-		snprintf(u, n, "%s/%s", endpoint, bucket);
-	return u;
+	if (mdfio_s3_release(c, line, sizeof(line)))
+		mdfio_error("%s", line);
+	mdfio_s3_client_free(c);
 }
 
 static int s3_open(struct thread_data *td, int root_fd, void **state, const char **where)
 {
 	struct s3_options *o = td->eo;
 	const struct mdfio_aws_options ao = { o->profile, o->region, o->endpoint, o->ca_bundle };
-	struct s3_client *c;
-	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], *url;
+	struct mdfio_s3_client *c;
+	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], line[MDFIO_S3_LINE_MAX], *url;
 	const char *pfx = o->prefix ? o->prefix : "", *host;
 	int virtual_host = 0, e;
 	size_t n, blen = 0;
@@ -952,7 +461,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	if (!c)
 		return mdfio_error("out of memory");
 	if (mdfio_aws_resolve(&c->aws, &ao, err, sizeof(err))) {
-		client_free(c);
+		mdfio_s3_client_free(c);
 		return mdfio_error("%s", err);
 	}
 	n = strlen(c->aws.endpoint);
@@ -964,12 +473,12 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 		/* a user and password in the URL would be printed with every
 		 * line that names the endpoint, and sent in the clear: said
 		 * without repeating it */
-		client_free(c);
+		mdfio_s3_client_free(c);
 		return mdfio_error("endpoint: holds a user name or password (user:password@HOST): not taken; the keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or a profile");
 	}
 	if (strncmp(c->aws.endpoint, "http://", 7) && strncmp(c->aws.endpoint, "https://", 8)) {
 		e = mdfio_error("endpoint %s: expected http://HOST[:PORT] or https://HOST[:PORT]", c->aws.endpoint);
-		client_free(c);
+		mdfio_s3_client_free(c);
 		return e;
 	}
 	c->endpoint = c->aws.endpoint;
@@ -986,29 +495,30 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 		if (c->prefix[0])
 			c->where[strlen(c->where) - 1] = 0;	/* datasets go after a '/' */
 	}
-	c->base = bucket_url(c->endpoint, o->bucket, virtual_host);
+	c->base = mdfio_s3_bucket_url(c->endpoint, o->bucket, virtual_host);
 	c->global = !curl_global_init(CURL_GLOBAL_DEFAULT);
 	c->easy = c->global ? curl_easy_init() : NULL;
-	c->hdr = headers(c, 0);
-	c->hdr_put = headers(c, 1);
+	c->hdr = mdfio_s3_headers(c, 0);
+	c->hdr_put = mdfio_s3_headers(c, 1);
 	if (!c->where || !c->base || !c->easy || !c->hdr || !c->hdr_put) {
-		client_free(c);
+		mdfio_s3_client_free(c);
 		return mdfio_error("out of memory (or libcurl cannot start)");
 	}
 	/* one signed request before anything is made: the endpoint, TLS,
 	 * the credentials and the bucket, in one line if any fails */
-	url = list_url(c->base, c->prefix, 1, NULL);
-	e = url ? store_req(c, url, M_GET, c->hdr, NULL, &status, &rc, &blen) : ENOMEM;
+	url = mdfio_s3_list_url(c->base, c->prefix, 1, NULL);
+	e = url ? mdfio_s3_store_req(c, url, MDFIO_S3_GET, c->hdr, NULL, &status, &rc, &blen) : ENOMEM;
 	free(url);
 	if (e) {
 		e = mdfio_error("endpoint %s, bucket %s: %s (credentials: %s, region %s)", c->endpoint, o->bucket,
-				describe(d, sizeof(d), rc, status, c->errbody, blen), c->aws.credentials_from,
+				mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen), c->aws.credentials_from,
 				c->aws.region);
-		client_free(c);
+		mdfio_s3_client_free(c);
 		return e;
 	}
-	if (claim_namespace(c, root_fd, o->core.phase)) {
-		client_free(c);
+	if (mdfio_s3_claim(c, root_fd, o->core.phase, line, sizeof(line))) {
+		mdfio_error("%s", line);
+		mdfio_s3_client_free(c);
 		return 1;
 	}
 	o->client = c;
@@ -1043,8 +553,8 @@ struct slot {
 	char *url;		/* room for any object's URL */
 	/* a read's object, else the error body (a failed read's error body
 	 * lands in its object's buffer) */
-	struct sink body;
-	char errbody[S3_ERRBODY_MAX];
+	struct mdfio_s3_sink body;
+	char errbody[MDFIO_S3_ERRBODY_MAX];
 };
 
 /* Up to iodepth units in flight on one multi handle, whose connections
@@ -1052,7 +562,7 @@ struct slot {
  * ring). */
 struct s3_queue {
 	struct thread_data *td;
-	struct s3_client *c;
+	struct mdfio_s3_client *c;
 	struct slot *slot;
 	CURLM *multi;
 	unsigned int n, in_flight;
@@ -1060,25 +570,25 @@ struct s3_queue {
 	int reported;		/* a failed request was described once */
 };
 
-static const enum method op_method[MDFIO_OP_NR] = {
-	[MDFIO_OP_CREATE] = M_PUT, [MDFIO_OP_STAT] = M_HEAD,
-	[MDFIO_OP_READ] = M_GET, [MDFIO_OP_DELETE] = M_DELETE,
+static const enum mdfio_s3_method op_method[MDFIO_OP_NR] = {
+	[MDFIO_OP_CREATE] = MDFIO_S3_PUT, [MDFIO_OP_STAT] = MDFIO_S3_HEAD,
+	[MDFIO_OP_READ] = MDFIO_S3_GET, [MDFIO_OP_DELETE] = MDFIO_S3_DELETE,
 };
 
 static void prepare(struct s3_queue *q, struct slot *s)
 {
 	struct mdfio_req *r = &s->u->req;
-	enum method m = op_method[r->op];
+	enum mdfio_s3_method m = op_method[r->op];
 
-	dataset_url(q->c, r->dataset, s->url, q->url_len);
+	mdfio_s3_dataset_url(q->c, r->dataset, s->url, q->url_len);
 	snprintf(s->url + strlen(s->url), q->url_len - strlen(s->url), "/%s", r->name);
-	if (m == M_GET)
-		s->body = (struct sink){ r->buf, r->size, 0, 0, 0, 0 };
+	if (m == MDFIO_S3_GET)
+		s->body = (struct mdfio_s3_sink){ r->buf, r->size, 0, 0, 0, 0 };
 	else
-		s->body = (struct sink){ s->errbody, sizeof(s->errbody), 0, 0, 0, 0 };
+		s->body = (struct mdfio_s3_sink){ s->errbody, sizeof(s->errbody), 0, 0, 0, 0 };
 	/* a create never replaces a key: one that exists is EEXIST (412), as
 	 * O_EXCL's, and the core then leaves it to whoever made it */
-	setup(q->c, s->h, s->url, m, m == M_PUT ? q->c->hdr_put : q->c->hdr, r->buf, r->size, &s->body);
+	mdfio_s3_setup(q->c, s->h, s->url, m, m == MDFIO_S3_PUT ? q->c->hdr_put : q->c->hdr, r->buf, r->size, &s->body);
 	curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
 }
 
@@ -1090,7 +600,7 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 	int err;
 
 	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
-	err = result_errno(rc, status);
+	err = mdfio_s3_result_errno(rc, status);
 	if (!err && r->op == MDFIO_OP_STAT) {
 		curl_off_t len = -1;
 
@@ -1105,8 +615,8 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 
 		q->reported = 1;
 		mdfio_error("%s %s/%s/%s: %s (only this first failed request is described; the rest are counted)",
-			    method_names[op_method[r->op]], q->c->where, r->dataset, r->name,
-			    describe(d, sizeof(d), rc, status, s->body.buf, s->body.len));
+			    mdfio_s3_method_names[op_method[r->op]], q->c->where, r->dataset, r->name,
+			    mdfio_s3_describe(d, sizeof(d), rc, status, s->body.buf, s->body.len));
 	}
 	r->err = err;
 }
@@ -1216,7 +726,7 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 	q->td = td;
 	q->c = o->client;
 	q->n = n;
-	q->url_len = url_room(q->c);
+	q->url_len = mdfio_s3_url_room(q->c);
 	q->slot = calloc(n, sizeof(*q->slot));
 	q->multi = curl_multi_init();
 	if (!q->slot || !q->multi)

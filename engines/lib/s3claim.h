@@ -1,0 +1,27 @@
+/* mdfio-s3's claim of a namespace: the key <prefix>.mdfio-namespace in
+ * bucket= (with bucket_per_dataset=1, .mdfio-namespace-buckets at its
+ * top), which holds the coordination directory= of the run that made it,
+ * so that a second run on the same bucket and prefix from another
+ * directory= is refused whatever its own status says. The claim goes with
+ * the namespace's last dataset. */
+#ifndef MDFIO_S3CLAIM_H
+#define MDFIO_S3CLAIM_H
+
+#include <stddef.h>
+
+#include "s3http.h"
+
+/* A precreate claims the namespace (phase is 1 + an enum mdfio_phase);
+ * every other phase refuses a claim for another directory. root_fd is
+ * directory=, open. 0, or 1 with one line in msg. */
+int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, char *msg, size_t len);
+
+/* Whether a dataset of the namespace is left (any rank's): 1, 0, or
+ * minus an errno value with one line in msg. */
+int mdfio_s3_datasets_left(struct mdfio_s3_client *c, char *msg, size_t len);
+
+/* Deletes the claim if this job's phase may and no dataset is left: 0,
+ * or 1 with one line in msg. */
+int mdfio_s3_release(struct mdfio_s3_client *c, char *msg, size_t len);
+
+#endif
