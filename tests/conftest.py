@@ -469,6 +469,35 @@ def md_workbench():
     return run
 
 
+@pytest.fixture
+def postmark():
+    """run(commands, cwd) -> (stdout, the operations postmark made under cwd,
+    as (kind, path below cwd)): Debian's postmark (MDFIO_POSTMARK, else on
+    PATH) given commands as its configuration file, its location cwd, under
+    strace; skips without postmark or strace."""
+    exe = os.environ.get("MDFIO_POSTMARK") or shutil.which("postmark")
+    if not exe or not shutil.which("strace"):
+        pytest.skip("postmark or strace not found (./setup installs both; or set MDFIO_POSTMARK)")
+
+    def run(commands, cwd):
+        cfg, trace = Path(cwd).parent / "postmark.cfg", Path(cwd).parent / "postmark.strace"
+        cfg.write_text(f"set location {cwd}\n" + "".join(c + "\n" for c in commands) + "run\nquit\n")
+        proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,unlink,unlinkat", "-o", trace,
+                               exe, cfg], capture_output=True, text=True, cwd=cwd, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        ops, prefix = [], f'"{cwd}/'
+        for line in trace.read_text().splitlines():
+            at = line.find(prefix)
+            if at < 0:
+                continue
+            name = line[at + len(prefix):line.index('"', at + 1)]
+            kind = ("delete" if "unlink" in line[:at] else "append" if "O_APPEND" in line
+                    else "create" if "O_CREAT" in line else "read")
+            ops.append((kind, name))
+        return proc.stdout, ops
+    return run
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory):
     """A single-node Slurm cluster of the test session's own (mdfio.slurm),
