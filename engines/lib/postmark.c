@@ -147,20 +147,25 @@ static int create(struct mdfio_pm *pm, struct mdfio_pm_op *op)
 	s->size = pm->p.size_low + rnd(pm, pm->p.size_high - pm->p.size_low);
 	pm->bytes_written += (float)s->size;
 	*op = (struct mdfio_pm_op){ .kind = MDFIO_PM_CREATE, .file = s->file,
-				    .subdir = s->subdir, .bytes = s->size };
+				    .subdir = s->subdir, .bytes = s->size,
+				    .seq = ++pm->seq };
+	s->last = op->seq;
 	return 1;
 }
 
-static void take(struct mdfio_pm_op *op, enum mdfio_pm_kind kind,
-		 const struct mdfio_pm_slot *s, uint32_t bytes)
+/* An operation on the file in slot s, after the file's last one. */
+static void take(struct mdfio_pm *pm, struct mdfio_pm_op *op, enum mdfio_pm_kind kind,
+		 struct mdfio_pm_slot *s, uint32_t bytes)
 {
 	*op = (struct mdfio_pm_op){ .kind = kind, .file = s->file,
-				    .subdir = s->subdir, .bytes = bytes };
+				    .subdir = s->subdir, .bytes = bytes,
+				    .seq = ++pm->seq, .after = s->last };
+	s->last = op->seq;
 }
 
 static void delete(struct mdfio_pm *pm, struct mdfio_pm_slot *s, struct mdfio_pm_op *op)
 {
-	take(op, MDFIO_PM_DELETE, s, 0);
+	take(pm, op, MDFIO_PM_DELETE, s, 0);
 	s->size = 0;
 	pm->deleted++;
 }
@@ -177,14 +182,14 @@ static int read_or_append(struct mdfio_pm *pm, struct mdfio_pm_op *op)
 	r = rnd(pm, 10);
 	s = used_slot(pm);
 	if ((int)r < pm->p.bias_read) {
-		take(op, MDFIO_PM_READ, s, s->size);
+		take(pm, op, MDFIO_PM_READ, s, s->size);
 		pm->read++;
 		pm->bytes_read += (float)s->size;
 		return 1;
 	}
 	if (s->size >= high)
 		return 0;
-	take(op, MDFIO_PM_APPEND, s, rnd(pm, high - s->size) + 1);
+	take(pm, op, MDFIO_PM_APPEND, s, rnd(pm, high - s->size) + 1);
 	s->size += op->bytes;
 	pm->appended++;
 	pm->bytes_written += (float)op->bytes;

@@ -50,11 +50,18 @@ struct mdfio_pm_op {
 	uint32_t bytes;		/* create, read: the file's size; append: the
 				 * bytes added; delete: 0 */
 	uint32_t transaction;	/* the transaction's index (transactions phase) */
+	/* Its place in the whole sequence (1, 2, ...), and that of the last
+	 * operation before it on the same file (0: none). Operations on
+	 * different files commute; one that starts only once its after has
+	 * ended keeps every file's own order, which is all postmark's
+	 * sequence depends on, so that several may be in flight. */
+	uint64_t seq, after;
 };
 
 struct mdfio_pm_slot {
 	uint32_t size;		/* 0: free */
 	uint32_t file, subdir;
+	uint64_t last;		/* seq of the file's last operation */
 };
 
 struct mdfio_pm {
@@ -70,6 +77,7 @@ struct mdfio_pm {
 	int out_of_files;	/* the transactions stopped: no file was left */
 	/* postmark's counters, its byte totals accumulated in float as its
 	 * are (so that its report's Data lines come out the same) */
+	uint64_t seq;		/* operations handed out */
 	uint32_t created, read, appended, deleted;
 	uint32_t deleted_alone;	/* by the deletion phase */
 	float bytes_read, bytes_written;

@@ -1,6 +1,7 @@
 /* Prints PostMark's sequence of operations (engines/lib/postmark.c) for the
  * parameters given as name=value arguments (postmark.h's fields), one line
- * per operation ("pool create s1/3 5012"), then its counters: for
+ * per operation ("pool create s1/3 5012 7 0": its bytes, seq and after),
+ * then its counters: for
  * test_postmark_sequence.py, which holds them against what Debian's
  * postmark does and reports. */
 #include <stdio.h>
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
 		return 1;
 	while (mdfio_pm_next(&pm, &op)) {
 		mdfio_pm_name(name, sizeof(name), &p, &op);
-		printf("%s %s %s %u\n", phase_names[op.phase], mdfio_pm_kind_names[op.kind],
-		       name, op.bytes);
+		printf("%s %s %s %u %llu %llu\n", phase_names[op.phase], mdfio_pm_kind_names[op.kind],
+		       name, op.bytes, (unsigned long long)op.seq, (unsigned long long)op.after);
 	}
 	printf("counts created %u read %u appended %u deleted %u deleted_alone %u out_of_files %d\n",
 	       pm.created, pm.read, pm.appended, pm.deleted, pm.deleted_alone, pm.out_of_files);

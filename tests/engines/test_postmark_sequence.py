@@ -69,7 +69,7 @@ def test_postmark_makes_the_same_operations(case, postmark, tmp_path):
     loc.mkdir()
     stdout, made = postmark(commands, loc)
     ops, counts, bytes_read, bytes_written = sequence(**params)
-    assert [(kind, name) for _, kind, name, _ in ops] == made
+    assert [(kind, name) for _, kind, name, *_ in ops] == made
     assert not any(loc.iterdir())
     if counts["out_of_files"]:
         assert pm.OUT_OF_FILES in stdout and "Time:" not in stdout
@@ -86,20 +86,31 @@ def test_phases_and_counts_follow_the_parameters():
     ops, counts, _, _ = sequence(number=25, transactions=80, subdirectories=3, seed=5)
     phases = [phase for phase, *_ in ops]
     pool = ops[:phases.index("transactions")]
-    assert len(pool) == 25 and {kind for _, kind, _, _ in pool} == {"create"}
-    assert [name.split("/")[1] for *_, name, _ in pool] == [str(i) for i in range(1, 26)]
+    assert len(pool) == 25 and {kind for _, kind, *_ in pool} == {"create"}
+    assert [op[2].split("/")[1] for op in pool] == [str(i) for i in range(1, 26)]
     deletion = [op for op in ops if op[0] == "deletion"]
-    assert {kind for _, kind, _, _ in deletion} == {"delete"} and len(deletion) == counts["deleted_alone"]
-    made = [name for _, kind, name, _ in ops if kind == "create"]
-    gone = [name for _, kind, name, _ in ops if kind == "delete"]
+    assert {kind for _, kind, *_ in deletion} == {"delete"} and len(deletion) == counts["deleted_alone"]
+    made = [name for _, kind, name, *_ in ops if kind == "create"]
+    gone = [name for _, kind, name, *_ in ops if kind == "delete"]
     assert len(made) == counts["created"] and sorted(made) == sorted(gone) and len(set(made)) == len(made)
-    for _, kind, name, size in ops:
+    for _, kind, name, size, *_ in ops:
         assert name.split("/")[0] in ("s0", "s1", "s2")
         if kind == "create":
             assert 500 <= int(size) < 10000
     trans = [op for op in ops if op[0] == "transactions"]
     assert len(trans) <= 2 * 80
     assert counts["read"] + counts["appended"] == sum(op[1] in ("read", "append") for op in trans)
+
+
+def test_each_operation_names_the_last_one_on_its_file():
+    """What an engine with several operations in flight orders by: each
+    operation's after is the seq of the one before it on the same file."""
+    ops, _, _, _ = sequence(number=15, transactions=400, subdirectories=2, bias_read=3, seed=8)
+    last = {}
+    for i, (_, kind, name, _, seq, after) in enumerate(ops, 1):
+        assert int(seq) == i and int(after) == last.get(name, 0)
+        assert (kind == "create") == (name not in last)
+        last[name] = i
 
 
 def test_same_seed_same_sequence_other_seed_another():
