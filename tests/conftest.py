@@ -33,6 +33,7 @@ import mdfio.filesystems  # noqa: E402
 import mdfio.fio  # noqa: E402
 import mdfio.hosts  # noqa: E402
 import mdfio.slurm  # noqa: E402
+import mdfio.versitygw  # noqa: E402
 
 
 def need_root(what):
@@ -99,14 +100,84 @@ def nr_ios_fio():
     return out
 
 
-@pytest.fixture(params=ENGINES + (NR_IOS,))
+# mdfio-s3 in the core suite: the same phases against a versitygw of the
+# test file's own, each test in a bucket of its own
+S3 = "s3"
+_BUCKETS = itertools.count()
+
+
+class S3Engine(str):
+    """The engine name "s3" with the store a test runs it against: the
+    server and the test's bucket, which every jobfile names."""
+
+    def __new__(cls, server, bucket):
+        self = super().__new__(cls, S3)
+        self.server, self.bucket = server, bucket
+        return self
+
+    @property
+    def opts(self):
+        return {"bucket": self.bucket}
+
+
+def engine_opts(engine):
+    """The options a jobfile of engine needs beside the core's: mdfio-s3's bucket=."""
+    return getattr(engine, "opts", {})
+
+
+@pytest.fixture(scope="session")
+def versitygw():
+    """One versitygw for the test file (its start is paid once), on
+    127.0.0.1; the test is skipped where mdfio-s3 or versitygw is not built."""
+    if not mdfio.fio.engine_path(ENGINE_DIR, S3).is_file():
+        pytest.skip("mdfio-s3 not built (meson builds it only where libcurl is: ./setup installs "
+                    "libcurl4-openssl-dev)")
+    why = mdfio.versitygw.need_versitygw(SOURCE_ROOT)
+    if why:
+        pytest.skip(why)
+    with mdfio.versitygw.server(SOURCE_ROOT) as srv:
+        yield srv
+
+
+@pytest.fixture
+def s3_engine(versitygw, monkeypatch, request):
+    """mdfio-s3 with a fresh bucket of the test's own; the test's fio
+    runs (fio_env) get the server's endpoint and keys."""
+    named = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())
+    bucket = f"t{next(_BUCKETS)}-{os.getpid()}-{named}"[:63].strip("-")
+    versitygw.make_bucket(bucket)
+    for k, v in versitygw.env().items():
+        monkeypatch.setenv(k, v)
+    return S3Engine(versitygw, bucket)
+
+
+@pytest.fixture(params=ENGINES + (NR_IOS, S3))
 def engine(request, monkeypatch):
     """Each engine in turn: one shared core, so one suite; mdfio-posix once
-    more in the patched fio that counts several units per io_u."""
+    more in the patched fio that counts several units per io_u; mdfio-s3
+    against an S3 server (an S3Engine: see store_view for what a test sees
+    of its namespace)."""
     if request.param == NR_IOS:
         monkeypatch.setenv("PATH", path_first(request.getfixturevalue("nr_ios_fio")))
         return "posix"
+    if request.param == S3:
+        return request.getfixturevalue("s3_engine")
     return request.param
+
+
+def not_on_s3(why):
+    """The engine parametrization of a test whose subject mdfio-s3 does not
+    have (a POSIX file system's own behaviour): every engine but mdfio-s3,
+    which is listed as skipped, with why."""
+    return pytest.mark.parametrize("engine", [*ENGINES, NR_IOS, pytest.param(
+        S3, marks=pytest.mark.skip(reason=f"mdfio-s3: {why}"))], indirect=True)
+
+
+def fails_on_s3(why):
+    """The engine parametrization of a test that mdfio-s3 fails for a known
+    reason, why: expected to fail there (strictly: a pass says it is fixed)."""
+    return pytest.mark.parametrize("engine", [*ENGINES, NR_IOS, pytest.param(
+        S3, marks=pytest.mark.xfail(reason=f"mdfio-s3: {why}", strict=True))], indirect=True)
 
 
 def fio_env(extra=None):
@@ -186,7 +257,8 @@ OBJECT_SIZE = 3901
 
 def job(phases, root, engine="posix", numjobs=1, bs=OBJECT_SIZE, **opts):
     """A jobfile with one section per phase name ('benchmark' may repeat)."""
-    return mdfio.fio.jobfile(phases, root, engine_path(engine), numjobs=numjobs, bs=bs, **opts)
+    return mdfio.fio.jobfile(phases, root, engine_path(engine), numjobs=numjobs, bs=bs,
+                             **engine_opts(engine), **opts)
 
 
 def namespace(root):
@@ -240,6 +312,120 @@ def snapshot(root, meta=False):
             p = os.path.join(dirpath, name)
             out[os.path.relpath(p, root)] = held(p, meta)
     return out
+
+
+def files(root):
+    """Every path under root and its bytes (None: a directory); of the rank
+    file, which every fio run on a namespace writes into (its ranks, its
+    pid), whether it is there."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            keep = p.is_file() and p.name != "mdfio.ranks"
+            out[str(p.relative_to(root))] = p.read_bytes() if keep else None
+    return out
+
+
+class PosixView:
+    """What a test sees of a namespace whose coordination is in root, and
+    does to it: with the POSIX engines the datasets are directories of
+    root and their objects files. Names are relative to root (rank_d,
+    rank_d/file-i, notes.txt)."""
+    # what a live namespace holds beside its datasets and coordination
+    claim = []
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def name(self, rel):
+        """How mdfio's messages name a dataset or object."""
+        return f"{self.root}/{rel}"
+
+    def namespace(self):
+        return namespace(self.root)
+
+    def put(self, rel, data):
+        """Someone else's file (or key) rel holding data, in place of any."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def read(self, rel):
+        return (self.root / rel).read_bytes()
+
+    def remove(self, rel):
+        (self.root / rel).unlink()
+
+    def entries(self):
+        """Every name the namespace and its coordination hold, sorted."""
+        return sorted(files(self.root))
+
+    def left(self):
+        """entries(), but for empty updates of killed ranks."""
+        return [n for n in self.entries() if not (KILLED_UPDATE.fullmatch(n) and
+                                                  os.path.getsize(self.root / n) == 0)]
+
+    def snapshot(self):
+        """{name: bytes, None for a directory or a dataset's marker} of
+        entries() (the rank file's bytes aside: see files())."""
+        return files(self.root)
+
+
+class S3View(PosixView):
+    """A namespace of mdfio-s3: the coordination in root, the datasets in
+    the test's bucket, seen and changed through the server's S3 API (a
+    dataset's marker key rank_d/ shown as rank_d)."""
+    claim = [".mdfio-namespace"]
+
+    def __init__(self, root, engine):
+        super().__init__(root)
+        self.server, self.bucket = engine.server, engine.bucket
+
+    def name(self, rel):
+        return f"s3://{self.bucket}/{rel}"
+
+    def keys(self):
+        return self.server.keys(self.bucket)
+
+    def namespace(self):
+        found = {}
+        for key in self.keys():
+            m = re.fullmatch(r"(\d+_\d+)/(?:file-(\d+))?", key)
+            if m:
+                found.setdefault(m[1], [])
+                if m[2] is not None:
+                    found[m[1]].append(int(m[2]))
+        return {k: sorted(v) for k, v in sorted(found.items())}
+
+    def put(self, rel, data):
+        self.server.put(self.bucket, rel, data)
+
+    def read(self, rel):
+        status, body = self.server.request("GET", f"/{self.bucket}/{rel}")
+        assert status == 200, (rel, status, body[:200])
+        return body
+
+    def remove(self, rel):
+        self.server.delete(self.bucket, rel)
+
+    def entries(self):
+        return sorted(list(files(self.root)) + [k.removesuffix("/") for k in self.keys()])
+
+    def left(self):
+        return [n for n in self.entries() if not (KILLED_UPDATE.fullmatch(n) and
+                                                  (self.root / n).is_file() and os.path.getsize(self.root / n) == 0)]
+
+    def snapshot(self):
+        out = files(self.root)
+        for key in self.keys():
+            out[key.removesuffix("/")] = None if key.endswith("/") else self.read(key)
+        return out
+
+
+def store_view(root, engine="posix"):
+    """The test's view of the namespace engine keeps with coordination in root."""
+    return S3View(root, engine) if isinstance(engine, S3Engine) else PosixView(root)
 
 
 # what an object's stat says of each kind of file put at its name

@@ -1,17 +1,22 @@
 """The shared core, through every engine, against real fio on real file
-systems: phases, FIFO, status, safety, errors and options."""
+systems and (mdfio-s3) a real S3 server: phases, FIFO, status, safety,
+errors and options. A test sees and changes its namespace through
+store_view(): files under the root, or keys of the test's bucket."""
 import errno
+import http.client
+import http.server
 import json
 import os
 import re
 import subprocess
-from pathlib import Path
+import threading
+import urllib.parse
 
 import pytest
 
 import mdfio.fio
-from conftest import (SANITIZER_REPORT, after_cleanup, but_killed_updates, edit_status, engine_path, expected,
-                      fio_env, job, kill_fio_when, namespace, old_status, run_fio)
+from conftest import (SANITIZER_REPORT, but_killed_updates, edit_status, engine_opts, engine_path,
+                      expected, fails_on_s3, fio_env, job, kill_fio_when, not_on_s3, old_status, run_fio, store_view)
 
 D, P, I = 3, 8, 3
 
@@ -44,15 +49,16 @@ def test_fifo_invariant_across_invocations(tmpfs, tmp_path, numjobs, offset, eng
     start = 5 if numjobs == 3 else 0
     opts = dict(numjobs=numjobs, datasets=D, precreate_per_set=P, steps_per_set=I,
                 rank_offset=offset, start_index=start, verify_read=1)
+    ns = store_view(tmpfs, engine)
     run = run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert namespace(tmpfs) == expected(numjobs, D, start, P)
+    assert ns.namespace() == expected(numjobs, D, start, P)
     for j in run.jobs():
         c = phase_counts(j)
         assert (c["write_ios"], c["create"], j["write"]["io_bytes"]) == (D * P, D * P, D * P * 3901)
 
     for it in (1, 2):
         run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-        assert namespace(tmpfs) == expected(numjobs, D, start + it * I, P)
+        assert ns.namespace() == expected(numjobs, D, start + it * I, P)
         for j in run.jobs():
             c = phase_counts(j)
             assert c == {"read_ios": D * I, "write_ios": 0, "trim_ios": 0, "stat_ios": D * I,
@@ -61,7 +67,7 @@ def test_fifo_invariant_across_invocations(tmpfs, tmp_path, numjobs, offset, eng
             assert all(j[k]["drop_ios"] == 0 for k in ("read", "write", "trim"))
 
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert sorted(os.listdir(tmpfs)) == []
+    assert ns.entries() == []
     for j in run.jobs():
         assert (j["trim"]["total_ios"], j["trim"]["clat_ns"]["N"]) == (D * P, D * P)
 
@@ -72,60 +78,53 @@ def test_all_phases_in_one_jobfile(tmpfs, tmp_path, engine):
                   tmp_path, check=True)
     assert [j["jobname"] for j in run.jobs()] == ["precreate-0"] * 3 + ["benchmark-1"] * 3 + \
         ["benchmark-2"] * 3 + ["cleanup-3"] * 3
-    assert os.listdir(tmpfs) == []
+    assert store_view(tmpfs, engine).entries() == []
 
 
 def test_read_only_keeps_namespace_and_position(tmpfs, tmp_path, engine):
     opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I, verify_read=1)
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    before = namespace(tmpfs)
+    before = ns.namespace()
     run = run_fio(job(["benchmark"], tmpfs, read_only=1, **opts, engine=engine), tmp_path, check=True)
-    assert namespace(tmpfs) == before
+    assert ns.namespace() == before
     for j in run.jobs():
         c = phase_counts(j)
         assert (c["read_ios"], c["read"], c["stat"], c["create"], c["delete"]) == (D * I, D * I, D * I, 0, 0)
     run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert namespace(tmpfs) == expected(2, D, I, P)
+    assert ns.namespace() == expected(2, D, I, P)
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
-
-
-def snapshot(root):
-    """Every path under root and its bytes; of the rank file, which every
-    fio run on a namespace writes into (its ranks, its pid), whether it is
-    there."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            keep = p.is_file() and p.name != "mdfio.ranks"
-            out[str(p.relative_to(root))] = p.read_bytes() if keep else None
-    return out
+    assert ns.entries() == []
 
 
 def test_foreign_files_survive_every_phase(tmpfs, tmp_path, engine):
-    (tmpfs / "notes.txt").write_text("keep me")
-    (tmpfs / "other").mkdir()
-    (tmpfs / "other" / "file-1").write_text("not an object")
+    """Files (keys) beside the datasets, one under another prefix named
+    like an object, one named like a dataset of a rank the run does not
+    have, and a file beside the status: every phase leaves them."""
+    ns = store_view(tmpfs, engine)
+    ns.put("notes.txt", b"keep me")
+    ns.put("other/file-1", b"not an object")
     (tmpfs / "mdfio.status.bak").write_text("mine")
-    (tmpfs / "2_0").write_text("a rank that does not exist in this run")
-    before = snapshot(tmpfs)
+    ns.put("2_0", b"a rank that does not exist in this run")
+    before = ns.snapshot()
     opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
     for phase in ("precreate", "benchmark", "cleanup"):
         run_fio(job([phase], tmpfs, **opts, engine=engine), tmp_path, check=True)
-        now = snapshot(tmpfs)
+        now = ns.snapshot()
         assert {k: v for k, v in now.items() if k in before} == before
-    assert snapshot(tmpfs) == before
+    assert ns.snapshot() == before
 
 
+@fails_on_s3("the refused precreate leaves the claim .mdfio-namespace it made: the keys under 1_2/ count "
+             "as a dataset left (datasets_left), so s3_close keeps it")
 def test_preexisting_object_name_is_refused_before_anything_is_touched(tmpfs, tmp_path, engine):
-    (tmpfs / "1_2").mkdir()
-    (tmpfs / "1_2" / "file-0").write_text("precious")
-    before = snapshot(tmpfs)
+    ns = store_view(tmpfs, engine)
+    ns.put("1_2/file-0", b"precious")
+    before = ns.snapshot()
     run = run_fio(job(["precreate"], tmpfs, numjobs=2, datasets=D, precreate_per_set=P, engine=engine), tmp_path, check=False)
     assert run.rc != 0
-    assert any(f"{tmpfs}/1_2 already exists" in l for l in run.mdfio_lines()), run.stderr
-    assert snapshot(tmpfs) == before
+    assert any(f"{ns.name('1_2')} already exists" in l for l in run.mdfio_lines()), run.stderr
+    assert ns.snapshot() == before
 
 
 def test_a_dataset_left_with_a_foreign_file_is_an_error_everywhere(tmpfs, tmp_path, engine):
@@ -134,25 +133,27 @@ def test_a_dataset_left_with_a_foreign_file_is_an_error_everywhere(tmpfs, tmp_pa
     exit code, one line, total_err/first_error, drop_ios and the datasets
     left undone (short_ios, which md-workbench's dsets count needs)."""
     opts = dict(numjobs=2, datasets=D, precreate_per_set=P, steps_per_set=I)
+    ns = store_view(tmpfs, engine)
     run = run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
     assert [j["write"]["short_ios"] for j in run.jobs()] == [0, 0]
-    (tmpfs / "1_2" / "notes.txt").write_text("mine")
+    ns.put("1_2/notes.txt", b"mine")
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
-    assert any(f"cannot remove dataset {tmpfs}/1_2: Directory not empty" in l for l in run.mdfio_lines()), run.stderr
+    assert any(f"cannot remove dataset {ns.name('1_2')}: Directory not empty" in l for l in run.mdfio_lines()), \
+        run.stderr
     by_rank = {int(j["desc"].split("rank=")[1].split()[0]): j for j in run.jobs()}
     ok, bad = by_rank[0], by_rank[1]
     assert (ok["total_err"], ok["trim"]["drop_ios"], ok["trim"]["short_ios"]) == (0, 0, 0)
     assert (bad["total_err"], bad["first_error"]) == (1, errno.ENOTEMPTY)
     assert (bad["trim"]["drop_ios"], bad["trim"]["short_ios"]) == (1, 1)
     assert bad["trim"]["clat_ns"]["N"] == D * P
-    left = snapshot(tmpfs)
-    assert set(left) == {"1_2", "1_2/notes.txt", "mdfio.status", "mdfio.ranks"}
+    left = ns.snapshot()
+    assert set(left) == {"1_2", "1_2/notes.txt", "mdfio.status", "mdfio.ranks", *ns.claim}
     assert left["1_2/notes.txt"] == b"mine"
     # once the user has moved the file away, a cleanup ends the namespace
-    (tmpfs / "1_2" / "notes.txt").unlink()
+    ns.remove("1_2/notes.txt")
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
+    assert ns.entries() == []
 
 
 def test_foreign_status_file_is_refused_and_kept(tmpfs, tmp_path, engine):
@@ -162,7 +163,7 @@ def test_foreign_status_file_is_refused_and_kept(tmpfs, tmp_path, engine):
                       tmp_path, check=False)
         assert run.rc != 0
         assert any("not an mdfio status file" in l for l in run.mdfio_lines()), run.stderr
-    assert snapshot(tmpfs) == {"mdfio.status": b"pos: 3000\n"}
+    assert store_view(tmpfs, engine).snapshot() == {"mdfio.status": b"pos: 3000\n"}
 
 
 def test_benchmark_or_cleanup_without_precreate(tmpfs, tmp_path, engine):
@@ -171,7 +172,7 @@ def test_benchmark_or_cleanup_without_precreate(tmpfs, tmp_path, engine):
         assert run.rc != 0
         lines = run.mdfio_lines()
         assert len(lines) == 1 and "run phase=precreate first" in lines[0], run.stderr
-    assert os.listdir(tmpfs) == []
+    assert store_view(tmpfs, engine).entries() == []
 
 
 def test_cleanup_removes_status_updates_killed_ranks_left(tmpfs, tmp_path):
@@ -205,59 +206,60 @@ def test_cleanup_removes_status_updates_killed_ranks_left(tmpfs, tmp_path):
                                                  "but nothing proves it mdfio's: it stays"), run.stderr
 
 
-def entries(root):
-    """Every path under root, relative, without following symlinks."""
-    return sorted(str(Path(dp, n).relative_to(root)) for dp, dns, fns in os.walk(root) for n in dns + fns)
-
-
 def recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=()):
-    """Cleanup of an interrupted namespace with files mdfio did not make in
-    0_0: an object name far past any window, a plain name, a symlink under
-    an object name inside the window (to a victim outside), and extra
-    regular files. They survive and are named, all mdfio made is gone, the
-    run fails; without them, a second cleanup removes the rest."""
+    """Cleanup of an interrupted namespace with files (keys) mdfio did not
+    make in 0_0: an object name far past any window, a plain name, extra
+    ones, and, where there are symlinks, a symlink under an object name
+    inside the window (to a victim outside). They survive and are named,
+    all mdfio made is gone, the run fails; without them, a second cleanup
+    removes the rest."""
+    ns = store_view(tmpfs, engine)
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    ds = tmpfs / "0_0"
-    (ds / "file-999999").write_text("foreign")
-    (ds / "notes.txt").write_text("foreign")
-    (ds / "file-199999").symlink_to(victim)
-    for name in extra:
-        (ds / name).write_text("foreign")
-    foreign = sorted(["file-999999", "notes.txt", "file-199999", *extra])
+    foreign = ["file-999999", "notes.txt", *extra]
+    for name in foreign:
+        ns.put(f"0_0/{name}", b"foreign")
+    if engine != "s3":      # a key is never a symlink
+        (tmpfs / "0_0" / "file-199999").symlink_to(victim)
+        foreign.append("file-199999")
+    foreign.sort()
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
-    assert but_killed_updates(entries(tmpfs)) == ["0_0"] + [f"0_0/{n}" for n in foreign] + ["mdfio.ranks",
-                                                                                         "mdfio.status"]
+    assert but_killed_updates(ns.entries()) == sorted(["0_0"] + [f"0_0/{n}" for n in foreign] +
+                                                      ["mdfio.ranks", "mdfio.status", *ns.claim])
     lines = run.mdfio_lines()
-    assert sum(f"rank 0 cleanup: left {len(foreign)} entries in its datasets (first: {tmpfs}/0_0/" in l
+    assert sum(f"rank 0 cleanup: left {len(foreign)} entries in its datasets (first: {ns.name('0_0')}/" in l
                for l in lines) == 1, run.stderr
-    assert sum(f"cannot remove dataset {tmpfs}/0_0: Directory not empty" in l for l in lines) == 1, run.stderr
+    assert sum(f"cannot remove dataset {ns.name('0_0')}: Directory not empty" in l for l in lines) == 1, run.stderr
     assert victim.read_text() == "precious"
     for name in foreign:
-        (ds / name).unlink()
+        ns.remove(f"0_0/{name}")
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert after_cleanup(tmpfs) == []
+    assert ns.left() == []
+
+
+def objects(ns):
+    return sum(len(v) for v in ns.namespace().values())
 
 
 def test_crashed_precreate_is_detected_and_cleanup_recovers(tmpfs, tmp_path, engine):
     opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
-    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path,
-                  lambda: sum(len(v) for v in namespace(tmpfs).values()) > 1000)
-    left = sum(len(v) for v in namespace(tmpfs).values())
+    ns = store_view(tmpfs, engine)
+    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, lambda: objects(ns) > 1000)
+    left = objects(ns)
     assert 1000 < left < 800000
     run = run_fio(job(["benchmark"], tmpfs, steps_per_set=10, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     assert any("interrupted while precreating" in l and "run phase=cleanup" in l for l in run.mdfio_lines()), run.stderr
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert after_cleanup(tmpfs) == []
+    assert ns.left() == []
     assert sum(j["trim"]["total_ios"] for j in run.jobs()) == left
 
 
 def test_recovery_after_a_crashed_precreate_leaves_foreign_files(tmpfs, tmp_path, engine):
     opts = dict(numjobs=2, datasets=2, precreate_per_set=200000, bs=64)
-    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path,
-                  lambda: sum(len(v) for v in namespace(tmpfs).values()) > 1000)
+    ns = store_view(tmpfs, engine)
+    kill_fio_when(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, lambda: objects(ns) > 1000)
     recover_with_foreign_files(tmpfs, tmp_path, engine, opts)
 
 
@@ -265,13 +267,16 @@ def test_recovery_after_a_crashed_benchmark_leaves_foreign_files(tmpfs, tmp_path
     """A benchmark at 0 with I = P killed midway has deleted some of
     0 .. P-1 and created some of P .. 2P-1: recovery removes exactly those,
     and leaves file-2P, one past them."""
-    p = 20000    # a benchmark long enough to be killed in its middle
+    # a benchmark long enough to be killed in its middle (a store's
+    # requests take longer than a file system's calls)
+    p = 500 if engine == "s3" else 20000
     opts = dict(numjobs=2, datasets=2, precreate_per_set=p, steps_per_set=p, bs=64)
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
     kill_fio_when(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path,
-                  lambda: sum(i >= p for i in namespace(tmpfs)["0_0"]) > 100)
-    ns = namespace(tmpfs)
-    assert any(i >= p for i in ns["0_0"]) and any(i < p for i in ns["0_0"]), ns["0_0"][:5]
+                  lambda: sum(i >= p for i in ns.namespace()["0_0"]) > 100)
+    got = ns.namespace()
+    assert any(i >= p for i in got["0_0"]) and any(i < p for i in got["0_0"]), got["0_0"][:5]
     assert f" benchmarking 0 {p} " in (tmpfs / "mdfio.status").read_text()
     recover_with_foreign_files(tmpfs, tmp_path, engine, opts, extra=[f"file-{2 * p}"])
 
@@ -310,6 +315,7 @@ def test_recovery_deletes_regular_objects_in_the_window_only(tmpfs, tmp_path, ve
         run.stderr
 
 
+@not_on_s3("a bucket has no modes: test_errors_a_store_refuses_are_counted is its test")
 @pytest.mark.parametrize("iodepth", [1, 16])
 def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, iodepth):
     """Rank 0's datasets made read-only after precreate: deletes from and
@@ -355,6 +361,131 @@ def test_errors_in_read_only_directories_are_counted(tmpfs, tmp_path, engine, io
     assert sorted(os.listdir(tmpfs)) == ["jobs"]
 
 
+class RefusingProxy:
+    """An S3 proxy on a free port of 127.0.0.1 in front of server: it
+    answers 403 AccessDenied, as a bucket policy denying writes does, to
+    each PUT and DELETE whose path refused(path) holds, and passes every
+    other request on as it came (its signature names the proxy's host)."""
+    DENIED = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code>'
+              b'<Message>Access Denied</Message></Error>')
+
+    def __init__(self, server, refused):
+        proxy = self
+        self.refused, self.denied = refused, 0
+
+        class Relay(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"     # keep-alive, as the engine's connections are
+            upstream = None
+
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, reason, headers, body):
+                self.send_response_only(status, reason)
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def relay(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.command in ("PUT", "DELETE") and refused(urllib.parse.urlsplit(self.path).path):
+                    proxy.denied += 1
+                    return self.answer(403, "Forbidden", [("Content-Type", "application/xml"),
+                                                          ("Content-Length", str(len(proxy.DENIED)))], proxy.DENIED)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("expect", "connection")}
+                for attempt in (0, 1):      # the server may have closed an idle connection
+                    if self.upstream is None:
+                        self.upstream = http.client.HTTPConnection(server.host, server.port, timeout=60)
+                    try:
+                        self.upstream.request(self.command, self.path, body=body or None, headers=headers)
+                        resp = self.upstream.getresponse()
+                        data = resp.read()
+                        break
+                    except (http.client.RemoteDisconnected, ConnectionError):
+                        self.upstream.close()
+                        self.upstream = None
+                        if attempt:
+                            raise
+                # a HEAD's Content-Length is the object's: passed on as it is
+                keep = [(k, v) for k, v in resp.getheaders()
+                        if k.lower() not in ("transfer-encoding", "connection") and
+                        (self.command == "HEAD" or k.lower() != "content-length")]
+                if self.command != "HEAD":
+                    keep.append(("Content-Length", str(len(data))))
+                self.answer(resp.status, resp.reason, keep, data)
+
+            do_GET = do_PUT = do_HEAD = do_DELETE = do_POST = relay
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+        self.httpd.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("iodepth", [1, 16])
+def test_errors_a_store_refuses_are_counted(tmpfs, tmp_path, s3_engine, iodepth):
+    """mdfio-s3's read-only datasets: a proxy answers 403 to every create
+    and delete of an object of rank 0's datasets after the precreate, as
+    a bucket policy denying them would. Both fail with EACCES, counted per
+    rank as for read-only directories, and ignore_precreate_errors=1 goes
+    on past the failed creates; once writes pass again, the trusting
+    cleanup leaves the objects behind the moved position and a second one
+    recovers them."""
+    ns = store_view(tmpfs, s3_engine)
+    n, offset = 2, 1
+    opts = dict(numjobs=n, datasets=D, precreate_per_set=P, steps_per_set=I, rank_offset=offset,
+                iodepth=iodepth, ignore_precreate_errors=1)
+    run_fio(job(["precreate"], tmpfs, **opts, engine=s3_engine), tmp_path, check=True)
+    refusing = [True]
+    proxy = RefusingProxy(s3_engine.server,
+                          lambda path: refusing[0] and re.fullmatch(rf"/{s3_engine.bucket}/0_\d+/file-\d+", path))
+    try:
+        env = {"AWS_ENDPOINT_URL_S3": proxy.endpoint}
+        run = run_fio(job(["benchmark"], tmpfs, **opts, engine=s3_engine), tmp_path, env=env, check=False)
+        assert run.rc != 0
+        assert all(j["error"] != 0 for j in run.jobs())
+        by_rank = {}
+        lines = run.mdfio_lines()
+        for r in range(n):
+            deletes = sum(I for d in range(D) if (r - offset * (d + 1)) % n == 0)
+            creates = sum(I for d in range(D) if (r + offset * (d + 1)) % n == 0)
+            if deletes:
+                assert any(f"rank {r} benchmark: {deletes} delete error" in l and "Permission denied" in l
+                           for l in lines), run.stderr
+            if creates:
+                assert any(f"rank {r} benchmark: {creates} create error" in l and "Permission denied" in l
+                           for l in lines), run.stderr
+            by_rank[r] = (deletes, creates)
+        total = [sum(j[k]["drop_ios"] for j in run.jobs()) for k in ("trim", "write", "read")]
+        assert total == [sum(v[0] for v in by_rank.values()), sum(v[1] for v in by_rank.values()), 0]
+        assert proxy.denied == sum(total)
+        assert sum(j["read"]["clat_ns"]["N"] for j in run.jobs()) == n * D * I
+        assert sum(j["sync"]["lat_ns"]["N"] for j in run.jobs()) == n * D * I
+        # rank 0's datasets kept what the deletes could not remove, and
+        # miss what the creates could not make
+        got = ns.namespace()
+        for d in range(D):
+            assert got[f"0_{d}"] == list(range(P)), got
+        refusing[0] = False
+        # the trusting cleanup deletes the window of the moved position;
+        # S3's DELETE of a missing key succeeds, so what it cannot find is
+        # no error here, and what it did not expect stays in each dataset
+        run = run_fio(job(["cleanup"], tmpfs, **opts, engine=s3_engine), tmp_path, env=env, check=False)
+        assert run.rc != 0 and sum(f"cannot remove dataset {ns.name(f'0_{d}')}: Directory not empty" in l
+                                   for d in range(D) for l in run.mdfio_lines()) == D, run.stderr
+        assert ns.namespace() == {f"0_{d}": list(range(I)) for d in range(D)}
+        run_fio(job(["cleanup"], tmpfs, **opts, engine=s3_engine), tmp_path, env=env, check=True)
+    finally:
+        proxy.close()
+    assert ns.entries() == []
+
+
+@not_on_s3("ENOSPC is a full file system's; a store has no such limit to reach")
 @pytest.mark.parametrize("iodepth", [1, 16])
 def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
     root = loopfs("ext4", "8M")
@@ -419,13 +550,13 @@ def test_a_full_file_system_counts_enospc(loopfs, tmp_path, engine, iodepth):
 ])
 def test_bad_option_gives_one_clear_line(tmpfs, tmp_path, extra, needle, engine):
     lines = ["[j]", f"ioengine=external:{engine_path(engine)}", f"directory={tmpfs}", "bs=3901"]
-    opts = {"phase": "benchmark", **extra}
+    opts = {"phase": "benchmark", **engine_opts(engine), **extra}
     lines += [f"{k}={v}" for k, v in opts.items() if v is not None]
     run = run_fio("\n".join(lines) + "\n", tmp_path, check=False)
     assert run.rc != 0
     ours = run.mdfio_lines()
     assert len(ours) == 1 and needle in ours[0], run.stderr
-    assert os.listdir(tmpfs) == []
+    assert store_view(tmpfs, engine).entries() == []
 
 
 def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
@@ -435,12 +566,13 @@ def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
     assert blob.count(running.encode() + b"\0") >= 1
     patched = tmp_path / f"mdfio-{engine}-other.so"
     patched.write_bytes(blob.replace(running.encode() + b"\0", fake.encode() + b"\0"))
-    text = f"[j]\nioengine=external:{patched}\ndirectory={tmpfs}\nphase=precreate\n"
+    text = f"[j]\nioengine=external:{patched}\ndirectory={tmpfs}\nphase=precreate\n" + "".join(
+        f"{k}={v}\n" for k, v in engine_opts(engine).items())
     run = run_fio(text, tmp_path, check=False)
     assert run.rc != 0
     ours = run.mdfio_lines()
     assert len(ours) == 1 and f"built for {fake} but this fio is {running}" in ours[0], run.stderr
-    assert os.listdir(tmpfs) == []
+    assert store_view(tmpfs, engine).entries() == []
 
 
 def test_enghelp_lists_every_option(engine):
@@ -462,17 +594,17 @@ def test_enghelp_shows_repeat_with_its_range():
 
 def test_verify_read_catches_a_foreign_object(tmpfs, tmp_path, engine):
     opts = dict(numjobs=2, datasets=2, precreate_per_set=P, steps_per_set=I, verify_read=1)
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    victim = tmpfs / "1_0" / "file-1"
-    data = bytearray(victim.read_bytes())
+    data = bytearray(ns.read("1_0/file-1"))
     data[100] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    ns.put("1_0/file-1", bytes(data))
     run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     assert sum(j["read"]["drop_ios"] for j in run.jobs()) == 1
-    assert any("1 read error" in l and "1_0/file-1" in l for l in run.mdfio_lines()), run.stderr
+    assert any("1 read error" in l and ns.name("1_0/file-1") in l for l in run.mdfio_lines()), run.stderr
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
+    assert ns.entries() == []
 
 
 @pytest.mark.parametrize("iodepth", [1, 2, 16, 128])
@@ -484,11 +616,12 @@ def test_steps_in_flight_at_the_dependency_edge(tmpfs, tmp_path, engine, iodepth
     n, d, p = 3, 3, 40
     opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, rank_offset=2,
                 verify_read=1, iodepth=iodepth, **in_flight(engine))
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
     deepest = 1
     for it in (1, 2, 3):
         run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-        assert namespace(tmpfs) == expected(n, d, it * p, p)
+        assert ns.namespace() == expected(n, d, it * p, p)
         for j in run.jobs():
             c = phase_counts(j)
             assert (c["read"], c["stat"], c["delete"], c["create"]) == (d * p,) * 4
@@ -498,18 +631,19 @@ def test_steps_in_flight_at_the_dependency_edge(tmpfs, tmp_path, engine, iodepth
     # fio's own account of how deep the queue really was
     assert deepest >= min(iodepth, 16), deepest
     run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
+    assert ns.entries() == []
 
 
 def test_one_past_the_edge_is_refused_at_any_iodepth(tmpfs, tmp_path, engine):
     opts = dict(datasets=2, precreate_per_set=8, iodepth=128)
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    before = snapshot(tmpfs)
+    before = ns.snapshot()
     run = run_fio(job(["benchmark"], tmpfs, steps_per_set=9, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
     assert len(lines) == 1 and "steps_per_set=9 exceeds precreate_per_set=8" in lines[0], run.stderr
-    assert snapshot(tmpfs) == before
+    assert ns.snapshot() == before
 
 
 @pytest.mark.parametrize("iodepth", [1, 16])
@@ -521,12 +655,13 @@ def test_failed_steps_in_flight_keep_the_fifo(tmpfs, tmp_path, engine, iodepth):
     n, d, p = 2, 2, 8
     opts = dict(numjobs=n, datasets=d, precreate_per_set=p, steps_per_set=p, verify_read=1,
                 iodepth=iodepth, **in_flight(engine))
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, **opts, engine=engine), tmp_path, check=True)
-    (tmpfs / "1_0" / "file-3").unlink()           # read by rank 0 (offset 1)
-    victim = tmpfs / "0_1" / "file-5"             # read by rank 0: (0 - 2) mod 2
-    data = bytearray(victim.read_bytes())
+    ns.remove("1_0/file-3")                       # read by rank 0 (offset 1)
+    victim = "0_1/file-5"                         # read by rank 0: (0 - 2) mod 2
+    data = bytearray(ns.read(victim))
     data[2000] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    ns.put(victim, bytes(data))
     run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     stat_errors = sum(j["sync"]["total_ios"] - j["sync"]["lat_ns"]["N"] for j in run.jobs())
@@ -536,21 +671,21 @@ def test_failed_steps_in_flight_keep_the_fifo(tmpfs, tmp_path, engine, iodepth):
     assert sum(j["trim"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p - 1
     assert sum(j["write"]["clat_ns"]["N"] for j in run.jobs()) == n * d * p - 1
     lines = run.mdfio_lines()
-    assert any("rank 0 benchmark: 1 stat error" in l and "1_0/file-3" in l for l in lines), run.stderr
-    assert any("rank 0 benchmark: 1 read error" in l and "0_1/file-5" in l for l in lines), run.stderr
+    assert any("rank 0 benchmark: 1 stat error" in l and ns.name("1_0/file-3") in l for l in lines), run.stderr
+    assert any("rank 0 benchmark: 1 read error" in l and ns.name("0_1/file-5") in l for l in lines), run.stderr
     # the step that found nothing created nothing: one gap, where expected
     want = expected(n, d, p, p)
     want["1_0"].remove(p + 3)
-    assert namespace(tmpfs) == want
+    assert ns.namespace() == want
     run = run_fio(job(["benchmark"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert run.rc != 0
     assert sum(j["sync"]["total_ios"] - j["sync"]["lat_ns"]["N"] for j in run.jobs()) == 1
     want = expected(n, d, 2 * p, p)
     want["1_0"].remove(2 * p + 3)
-    assert namespace(tmpfs) == want
+    assert ns.namespace() == want
     run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
     assert sum(j["trim"]["drop_ios"] for j in run.jobs()) == 1
-    assert os.listdir(tmpfs) == []
+    assert ns.entries() == []
 
 
 def test_notices_go_to_stderr_never_into_the_json_on_stdout(tmpfs, tmp_path):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from conftest import job, mounted_tmpfs, run_fio
+from conftest import job, mounted_tmpfs, not_on_s3, run_fio, store_view
 
 STOPS = "the run stops here (ignore_precreate_errors=1 counts such errors and goes on)"
 # what a create's ENOSPC says on a file system with blocks but no inode left
@@ -36,6 +36,7 @@ def stop_lines(run):
 OPTS = dict(numjobs=2, datasets=2, precreate_per_set=20, steps_per_set=3, bs=100)
 
 
+@not_on_s3("inodes run out on a file system; a store has no count of them")
 def test_a_create_failing_after_others_of_its_io_u_is_fio_s_one_error(few_inodes, tmp_path, engine):
     """Where an io_u carries several units (mdfio-posix, and mdfio-uring
     making system calls), a create that fails after others of its io_u is
@@ -50,6 +51,7 @@ def test_a_create_failing_after_others_of_its_io_u_is_fio_s_one_error(few_inodes
     assert run.rc != 0 and (j["total_err"], j["write"]["drop_ios"]) == (1, 1), run.stderr
 
 
+@not_on_s3("inodes run out on a file system; a store has no count of them")
 @pytest.mark.parametrize("iodepth", [1, 8])
 def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, engine, iodepth):
     root = few_inodes(40)
@@ -84,6 +86,7 @@ def test_first_create_error_of_a_precreate_ends_the_run(few_inodes, tmp_path, en
     assert os.listdir(root) == []
 
 
+@not_on_s3("inodes run out on a file system; a store has no count of them")
 def test_ignore_precreate_errors_counts_them_and_the_run_goes_on(few_inodes, tmp_path, engine):
     """One rank: root, mdfio.ranks, mdfio.status and 2 datasets leave 35
     of the 40 inodes to its objects. The status's update at the end needs
@@ -141,13 +144,14 @@ def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
     info = tmp_path / "info"
     opts = dict(numjobs=2, datasets=2, precreate_per_set=4, steps_per_set=3, bs=100, run_info_file=info,
                 ignore_precreate_errors=ignore)
+    ns = store_view(tmpfs, engine)
     run_fio(job(["precreate"], tmpfs, engine=engine, **opts), tmp_path, check=True)
-    user = tmpfs / "0_0" / "file-4"
-    user.write_text("USER\n")
+    user = "0_0/file-4"
+    ns.put(user, b"USER\n")
     run = run_fio(job(["benchmark", "cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
-    taken = f"rank 1 benchmark: cannot create {tmpfs}/0_0/file-4: File exists"
+    taken = f"rank 1 benchmark: cannot create {ns.name(user)}: File exists"
     assert "\ntaken 0 0 4\n" in (tmpfs / "mdfio.status").read_text(), run.stderr
     if ignore:
         assert not stop_lines(run) and not any(STOPS in l for l in lines), run.stderr
@@ -156,10 +160,10 @@ def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
         assert sum(j["trim"]["total_ios"] for j in jobs_of(run, "cleanup")) > 0
         assert info.read_text() == "pos: 3\n"
         # the cleanup following the FIFO left it, and its dataset
-        assert f"mdfio: rank 0 cleanup: {user} is not mdfio's (a create found its name taken), so it is " \
-               "left alone: a delete error" in lines, run.stderr
-        assert f"mdfio: rank 0: cannot remove dataset {tmpfs}/0_0: Directory not empty (it holds files mdfio " \
-               "did not expect; they were left alone)" in lines, run.stderr
+        assert f"mdfio: rank 0 cleanup: {ns.name(user)} is not mdfio's (a create found its name taken), so it " \
+               "is left alone: a delete error" in lines, run.stderr
+        assert f"mdfio: rank 0: cannot remove dataset {ns.name('0_0')}: Directory not empty (it holds files " \
+               "mdfio did not expect; they were left alone)" in lines, run.stderr
     else:
         assert f"mdfio: {taken}; {STOPS}" in lines, run.stderr
         assert len(stop_lines(run)) == 1, run.stderr
@@ -167,19 +171,18 @@ def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
         # md-workbench stops before it stores a position
         assert info.read_text() == "pos: 0\n"
         assert "benchmarking" in (tmpfs / "mdfio.status").read_text()
-    assert user.read_text() == "USER\n"
+    assert ns.read(user) == b"USER\n"
     # a recovery, or a cleanup after one, leaves it too, and everything
     # else goes; the status stays with the dataset it cannot remove
     run = run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
-    assert run.rc != 0 and user.read_text() == "USER\n", run.stderr
-    assert f"mdfio: rank 0: cannot remove dataset {tmpfs}/0_0: Directory not empty (it holds files mdfio " \
+    assert run.rc != 0 and ns.read(user) == b"USER\n", run.stderr
+    assert f"mdfio: rank 0: cannot remove dataset {ns.name('0_0')}: Directory not empty (it holds files mdfio " \
            "did not expect; they were left alone)" in run.mdfio_lines(), run.stderr
-    assert sorted(os.listdir(tmpfs)) == ["0_0", "mdfio.ranks", "mdfio.status"]
-    assert os.listdir(tmpfs / "0_0") == ["file-4"]
+    assert ns.entries() == sorted(["0_0", user, "mdfio.ranks", "mdfio.status", *ns.claim])
     # once the user has taken the file away, a cleanup empties the root
-    user.unlink()
+    ns.remove(user)
     run_fio(job(["cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
+    assert ns.entries() == []
 
 
 def fill(path):
@@ -194,6 +197,7 @@ def fill(path):
         os.close(fd)
 
 
+@not_on_s3("a cleanup makes room where the status is only when its objects are there too")
 def test_a_status_update_without_room_leaves_the_status_whole(tmp_path, engine):
     """The status is replaced by a new file on each update: on a full
     tmpfs the update fails before anything is renamed, so the previous

@@ -5,7 +5,7 @@ created and only if nothing else is in it."""
 import os
 import stat
 
-from conftest import job, run_fio
+from conftest import job, run_fio, store_view
 
 OPTS = dict(numjobs=2, datasets=2, precreate_per_set=3, steps_per_set=2, bs=100)
 
@@ -31,11 +31,11 @@ def test_a_precreate_creates_the_root_and_the_cleanup_removes_it(tmpfs, tmp_path
     run_fio(rooted(["benchmark"], root, engine=engine, **OPTS), tmp_path, check=True)
     assert "\nroot created-by-mdfio\n" in (root / "mdfio.status").read_text()
     run_fio(rooted(["cleanup"], root, engine=engine, **OPTS), tmp_path, check=True)
-    assert os.listdir(tmpfs) == []
+    assert os.listdir(tmpfs) == [] and store_view(root, engine).entries() == []
     # and all in one fio
     run = run_fio(rooted(["precreate", "benchmark", "cleanup"], root, engine=engine, **OPTS), tmp_path,
                   check=True)
-    assert os.listdir(tmpfs) == [] and run.mdfio_lines() == []
+    assert os.listdir(tmpfs) == [] and store_view(root, engine).entries() == [] and run.mdfio_lines() == []
 
 
 def test_a_root_that_existed_is_kept(tmpfs, tmp_path):

@@ -6,7 +6,7 @@ import subprocess
 
 import sys
 
-from conftest import SOURCE_ROOT, engine_path, fio_env, run_fio
+from conftest import SOURCE_ROOT, engine_opts, engine_path, fio_env, run_fio, store_view
 from mdfio.jobfile import ADAPTIVE_WAITING_FACTORS, global_section, with_repeats
 
 JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
@@ -14,11 +14,13 @@ JOBFILE = SOURCE_ROOT / "jobfiles" / "md-workbench.fio"
 
 def jobtext(engine="posix"):
     # the shipped jobfile names ./build's engine; run the build under test
-    # (and another engine the way the README says: replacing its name)
+    # (and another engine the way the README says: replacing its name,
+    # with mdfio-s3's bucket= added)
     text = JOBFILE.read_text()
     line = "ioengine=external:./build/engines/mdfio-posix.so"
     assert line in text
-    return text.replace(line, f"ioengine=external:{engine_path(engine)}")
+    return text.replace(line, "\n".join([f"ioengine=external:{engine_path(engine)}",
+                                         *(f"{k}={v}" for k, v in engine_opts(engine).items())]))
 
 
 def headline(run):
@@ -47,7 +49,7 @@ def test_async_engines_with_iodepth_from_the_command_line(tmpfs, tmp_path, engin
     assert rows[:6] == [("precreate", 60, 0, 0)] * 2 + [("benchmark-1", 0, 60, 0)] * 2 + \
         [("benchmark-2", 0, 60, 0)] * 2
     assert rows[-2:] == [("cleanup", 0, 0, 60)] * 2
-    assert os.listdir(tmpfs) == []
+    assert store_view(tmpfs, engine).entries() == []
 
 
 def test_defaults_are_md_workbench_defaults(tmpfs, tmp_path):
