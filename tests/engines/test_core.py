@@ -683,8 +683,11 @@ def test_failed_steps_in_flight_keep_the_fifo(tmpfs, tmp_path, engine, iodepth):
     want = expected(n, d, 2 * p, p)
     want["1_0"].remove(2 * p + 3)
     assert ns.namespace() == want
-    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=False)
-    assert sum(j["trim"]["drop_ios"] for j in run.jobs()) == 1
+    # the gap is the cleanup's one delete error; S3 answers a DELETE of a
+    # missing key 204, so on s3 there is none
+    missing = 0 if engine == "s3" else 1
+    run = run_fio(job(["cleanup"], tmpfs, **opts, engine=engine), tmp_path, check=not missing)
+    assert sum(j["trim"]["drop_ios"] for j in run.jobs()) == missing
     assert ns.entries() == []
 
 
