@@ -6,6 +6,9 @@ without a build.
     lib/       lib/ only: no fio header, no other layer
     core/      lib/, core/ and fio's headers; never a backend
     backends/  lib/ and the backend interface (core/backend.h) only
+    workloads/ lib/, core/ and fio's headers: an engine of its own each,
+               beside md-workbench's (bottom up: lib, core, backends,
+               workloads)
 
 The call graph: which .c file defines each function and global object that
 is not static, and which .c files refer to it (calls, data, and what the
@@ -22,13 +25,14 @@ from conftest import SOURCE_ROOT
 ENGINES = SOURCE_ROOT / "engines"
 # fio's source tree, whose headers an include in <> may name too
 FIO_SRC = Path(os.environ.get("MDFIO_FIO_SRC", SOURCE_ROOT / ".deps" / "fio"))
-LAYERS = ("lib", "core", "backends")
+LAYERS = ("lib", "core", "backends", "workloads")
 # what each layer may include: layers, "fio" (a quoted header that is not
 # the engines': fio's), and for backends the interface header(s) of core/
 MAY_INCLUDE = {
     "lib": {"lib"},
     "core": {"lib", "core", "fio"},
     "backends": {"lib"},
+    "workloads": {"lib", "core", "fio", "workloads"},
 }
 BACKEND_INTERFACE = {"backend.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
