@@ -203,11 +203,46 @@ static int open_beneath(int dir, const char *path, int flags)
 	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
 }
 
+/* What a name holds: its type bits, inode number and birth time (0 where
+ * the file system tells none); name "" for dir itself. */
+struct tree_id {
+	unsigned int mode;
+	uint64_t ino, btime;
+};
+
+static int id_of(int dir, const char *name, struct tree_id *id)
+{
+	struct statx sx;
+
+	if (statx(dir, name, AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH),
+		  STATX_TYPE | STATX_INO | STATX_BTIME, &sx))
+		return -1;
+	id->mode = sx.stx_mode;
+	id->ino = sx.stx_ino;
+	id->btime = sx.stx_mask & STATX_BTIME ?
+		    (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec : 0;
+	return 0;
+}
+
+static int same_file(const struct tree_entry *e, const struct tree_id *id)
+{
+	unsigned int type = e->type == 'd' ? S_IFDIR : e->type == 'l' ? S_IFLNK : S_IFREG;
+
+	return (id->mode & S_IFMT) == type && id->ino == e->ino &&
+	       (!e->btime || !id->btime || e->btime == id->btime);
+}
+
 static void op_error(struct tree_job *j, const char *what, const char *path, int err)
 {
-	if (!j->errors++)
-		snprintf(j->first_error, sizeof(j->first_error), "%s %s: %s", what, path,
-			 err ? strerror(err) : "not the file the copy made (left as it is)");
+	char *nl;
+
+	if (j->errors++)
+		return;
+	snprintf(j->first_error, sizeof(j->first_error), "%s %s: %s", what, path,
+		 err ? strerror(err) : "not the file the copy made (left as it is)");
+	/* the line stays one line, whatever the name holds */
+	while ((nl = strchr(j->first_error, '\n')))
+		*nl = '?';
 }
 
 static void record(struct thread_data *td, enum fio_ddir dd, uint64_t start, uint64_t end)
@@ -389,11 +424,10 @@ static void pop_level(struct tree_job *j)
 }
 
 static int copy_file(int src_dir, int dst_dir, const char *name, const struct stat *st,
-		     unsigned char *buf, uint64_t *bytes, uint64_t *ino)
+		     unsigned char *buf, uint64_t *bytes, struct tree_id *made)
 {
 	int in, out, err = 0;
 	struct timespec ts[2] = { st->st_atim, st->st_mtim };
-	struct stat made;
 
 	in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
@@ -427,10 +461,8 @@ static int copy_file(int src_dir, int dst_dir, const char *name, const struct st
 			break;
 		*bytes += (uint64_t)got;
 	}
-	if (!err && (fchmod(out, st->st_mode & 07777) || futimens(out, ts) || fstat(out, &made)))
+	if (!err && (fchmod(out, st->st_mode & 07777) || futimens(out, ts) || id_of(out, "", made)))
 		err = errno;
-	if (!err)
-		*ino = made.st_ino;
 	close(in);
 	if (close(out) && !err)
 		err = errno;
@@ -444,13 +476,14 @@ static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 	struct level *l;
 	struct stat st;
 	const char *name;
-	uint64_t t0, t1, ino = 0, bytes = 0;
+	uint64_t t0, t1, bytes = 0;
+	struct tree_id made;
 	int err = 0, sub_src, sub_dst;
 	size_t len;
 
 	if (!j->next) {
 		int src = open(j->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dst;
-		struct stat made;
+		struct tree_id made;
 
 		if (src < 0 || fstat(src, &st))
 			return op_error(j, "copy: cannot open tree_source", j->source, errno), -1;
@@ -464,7 +497,8 @@ static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 		}
 		record(td, DDIR_SYNC, t0, t1);
 		dst = openat(j->root_fd, TREE_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dst < 0 || fstat(dst, &made) || tree_manifest_add(j->manifest, 'd', made.st_ino, ".")) {
+		if (dst < 0 || id_of(dst, "", &made) ||
+		    tree_manifest_add(j->manifest, 'd', made.ino, made.btime, ".")) {
 			err = errno;
 			close(src);
 			if (dst >= 0)
@@ -502,14 +536,14 @@ static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 		return op_error(j, "copy: stat of the source's", name, err), -1;
 	}
 	if (S_ISREG(st.st_mode)) {
-		err = copy_file(l->src, l->dst, name, &st, j->buf, &bytes, &ino);
+		err = copy_file(l->src, l->dst, name, &st, j->buf, &bytes, &made);
 		t1 = mdfio_now();
 		if (err) {
 			td->ts.drop_io_u[DDIR_WRITE]++;
 			op_error(j, "copy: create", j->path, err);
 		} else {
 			mdfio_add_clat(td, DDIR_WRITE, t1 - t0, bytes);
-			if (tree_manifest_add(j->manifest, 'f', ino, j->path))
+			if (tree_manifest_add(j->manifest, 'f', made.ino, made.btime, j->path))
 				op_error(j, "copy: write", TREE_MANIFEST, errno), err = 1;
 		}
 		j->path[len] = 0;
@@ -526,8 +560,8 @@ static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 		if (!err) {
 			record(td, DDIR_SYNC, t0, t1);
 			utimensat(l->dst, name, ts, AT_SYMLINK_NOFOLLOW);
-			if (fstatat(l->dst, name, &st, AT_SYMLINK_NOFOLLOW) ||
-			    tree_manifest_add(j->manifest, 'l', st.st_ino, j->path))
+			if (id_of(l->dst, name, &made) ||
+			    tree_manifest_add(j->manifest, 'l', made.ino, made.btime, j->path))
 				op_error(j, "copy: write", TREE_MANIFEST, errno), err = 1;
 		} else {
 			failed_sync(td);
@@ -564,9 +598,8 @@ static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 		return -1;
 	}
 	{
-		struct stat made;
-
-		if (fstat(sub_dst, &made) || tree_manifest_add(j->manifest, 'd', made.st_ino, j->path)) {
+		if (id_of(sub_dst, "", &made) ||
+		    tree_manifest_add(j->manifest, 'd', made.ino, made.btime, j->path)) {
 			op_error(j, "copy: write", TREE_MANIFEST, errno);
 			close(sub_src);
 			close(sub_dst);
@@ -690,7 +723,7 @@ static int64_t read_one(struct thread_data *td, struct tree_job *j, const struct
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
 	uint64_t t0, t1, bytes = 0;
-	struct stat st;
+	struct tree_id id;
 
 	if (dir < 0) {
 		td->ts.drop_io_u[DDIR_READ]++;
@@ -700,10 +733,8 @@ static int64_t read_one(struct thread_data *td, struct tree_job *j, const struct
 	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
-	} else if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != e->ino) {
-		err = errno ? errno : 0;
-		if (!err)
-			err = -1;
+	} else if (id_of(fd, "", &id) || !same_file(e, &id)) {
+		err = -1;
 	} else {
 		for (;;) {
 			ssize_t got = read(fd, j->buf, TREE_COPY_BUF);
@@ -734,7 +765,7 @@ static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const str
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
 	uint64_t t0, t1;
-	struct stat st;
+	struct tree_id id;
 	size_t put = 0;
 
 	if (dir < 0) {
@@ -747,7 +778,7 @@ static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const str
 	fd = openat(dir, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno;
-	} else if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != e->ino) {
+	} else if (id_of(fd, "", &id) || !same_file(e, &id)) {
 		err = -1;
 	} else if (ftruncate(fd, 0)) {
 		err = errno;
@@ -788,24 +819,29 @@ static int64_t delete_one(struct thread_data *td, struct tree_job *j, const stru
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), err = 0;
 	uint64_t t0, t1;
-	struct stat st;
+	struct tree_id id;
 	int is_dir = e->type == 'd';
 
 	if (dir < 0) {
 		if (errno == ENOENT)
 			return 0;	/* gone with its directory, or before */
+		if (errno == ELOOP || errno == ENOTDIR || errno == EXDEV) {
+			/* a directory on its way is a symlink now, or no
+			 * directory: the name is not reached, so not touched */
+			left(j, e->path, "a directory on its way is not the copy's");
+			return 0;
+		}
 		td->ts.drop_io_u[DDIR_TRIM]++;
 		return op_error(j, "delete: open the directory of", e->path, errno), -1;
 	}
 	/* the name must still hold what the copy made there */
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
+	if (id_of(dir, name, &id)) {
 		if (errno == ENOENT)
 			return 0;
 		td->ts.drop_io_u[DDIR_TRIM]++;
 		return op_error(j, "delete: stat", e->path, errno), -1;
 	}
-	if (st.st_ino != e->ino || (is_dir ? !S_ISDIR(st.st_mode) :
-	    e->type == 'l' ? !S_ISLNK(st.st_mode) : !S_ISREG(st.st_mode))) {
+	if (!same_file(e, &id)) {
 		left(j, e->path, "not what the copy made there");
 		return 0;
 	}
@@ -865,14 +901,14 @@ static const struct tree_entry *unit_entry(struct tree_job *j, uint64_t k)
 
 static int open_tree(struct tree_job *j, const char *root)
 {
-	struct stat st;
+	struct tree_id id;
 
 	if (tree_manifest_read(j->root_fd, TREE_MANIFEST, &j->man))
 		return mdfio_error("directory=%s: %s", root, j->man.why);
 	j->tree_fd = openat(j->root_fd, TREE_NAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (j->tree_fd < 0)
 		return mdfio_error("directory=%s: cannot open %s: %s", root, TREE_NAME, strerror(errno));
-	if (fstat(j->tree_fd, &st) || !j->man.n || st.st_ino != j->man.entry[0].ino)
+	if (id_of(j->tree_fd, "", &id) || !same_file(&j->man.entry[0], &id))
 		return mdfio_error("directory=%s: %s/%s is not the tree %s lists (it was replaced); refusing to touch it",
 				   root, root, TREE_NAME, TREE_MANIFEST);
 	return 0;

@@ -16,11 +16,11 @@ int tree_manifest_header(FILE *f)
 	return fputs(MANIFEST_MAGIC, f) < 0 ? -1 : 0;
 }
 
-int tree_manifest_add(FILE *f, char type, uint64_t ino, const char *path)
+int tree_manifest_add(FILE *f, char type, uint64_t ino, uint64_t btime, const char *path)
 {
 	const char *p;
 
-	if (fprintf(f, "%c %" PRIu64 " ", type, ino) < 0)
+	if (fprintf(f, "%c %" PRIu64 " %" PRIu64 " ", type, ino, btime) < 0)
 		return -1;
 	for (p = path; *p; p++) {
 		int r = *p == '%' ? fputs("%25", f) : *p == '\n' ? fputs("%0a", f) : fputc(*p, f);
@@ -83,7 +83,7 @@ int tree_manifest_read(int dir, const char *name, struct tree_manifest *man)
 	while ((len = getline(&line, &cap, f)) > 0) {
 		struct tree_entry *e;
 		char type, *end;
-		uint64_t ino;
+		uint64_t ino, btime;
 
 		if (first) {
 			first = 0;
@@ -99,6 +99,9 @@ int tree_manifest_read(int dir, const char *name, struct tree_manifest *man)
 			break;
 		errno = 0;
 		ino = strtoull(line + 2, &end, 10);
+		if (errno || *end != ' ')
+			break;
+		btime = strtoull(end + 1, &end, 10);
 		if (errno || *end != ' ' || !end[1] || unescape(end + 1))
 			break;
 		if (man->n == room) {
@@ -111,6 +114,7 @@ int tree_manifest_read(int dir, const char *name, struct tree_manifest *man)
 		e = &man->entry[man->n];
 		e->type = type;
 		e->ino = ino;
+		e->btime = btime;
 		if (!(e->path = strdup(end + 1)))
 			break;
 		man->n++;

@@ -11,6 +11,10 @@
 struct tree_entry {
 	char type;		/* 'd' directory, 'f' regular file, 'l' symlink */
 	uint64_t ino;
+	/* its birth time in ns (0: the file system tells none): with the
+	 * inode number, what tells the file the copy made from a new one
+	 * that got a freed inode number at its name */
+	uint64_t btime;
 	char *path;		/* relative to the tree; "." the tree itself */
 };
 
@@ -25,7 +29,7 @@ struct tree_manifest {
 /* Writing, during the copy: 0, or -1 with errno. A path is written with
  * '%' and newlines escaped, so that any name fits on its line. */
 int tree_manifest_header(FILE *f);
-int tree_manifest_add(FILE *f, char type, uint64_t ino, const char *path);
+int tree_manifest_add(FILE *f, char type, uint64_t ino, uint64_t btime, const char *path);
 /* Reads manifest name in directory dir (never through a symlink): 0, or 1
  * with man->why saying in words what is wrong. */
 int tree_manifest_read(int dir, const char *name, struct tree_manifest *man);
