@@ -69,6 +69,12 @@ struct tree_options {
 	char *drop_caches;
 };
 
+/* The values of the options given as text, picked ("value|default";
+ * NULL: not given). */
+struct tree_values {
+	const char *source, *iname, *rewrite_size, *drop_caches;
+};
+
 /* One directory of the copy's walk: its entries, sorted by name (the
  * study reads "in an alphabetic way"), and the one handed out next. */
 struct level {
@@ -146,6 +152,24 @@ static struct fio_option tree_options[] = {
 	    "1: drop the page cache, dentries and inodes before the phase (root only; untimed)"),
 	{ .name = NULL },
 };
+
+/* "value|default", as the core's options take them: a jobfile writes
+ * tree_source=${TREE_SOURCE}|/usr/share/perl because fio turns an unset
+ * variable into "" and refuses an empty value. NULL: unset. */
+static const char *pick(char *s)
+{
+	char *bar;
+
+	if (!s)
+		return NULL;
+	bar = strchr(s, '|');
+	if (!bar)
+		return *s ? s : NULL;
+	if (bar == s)
+		return bar[1] ? bar + 1 : NULL;
+	*bar = 0;
+	return s;
+}
 
 static int parse_count(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -914,7 +938,7 @@ static int open_tree(struct tree_job *j, const char *root)
 	return 0;
 }
 
-static int start_copy(struct tree_job *j, const char *root, const struct tree_options *o)
+static int start_copy(struct tree_job *j, const char *root, const struct tree_values *o)
 {
 	struct stat st;
 	int src, fd;
@@ -942,7 +966,7 @@ static int start_copy(struct tree_job *j, const char *root, const struct tree_op
 	return 0;
 }
 
-static int start_find(struct tree_job *j, const struct tree_options *o)
+static int start_find(struct tree_job *j, const struct tree_values *o)
 {
 	char *s, *save = NULL, *p;
 
@@ -963,20 +987,25 @@ static int start_find(struct tree_job *j, const struct tree_options *o)
 
 static int tree_init(struct thread_data *td)
 {
-	struct tree_options *o = td->eo;
+	struct tree_options *given = td->eo;
+	const struct tree_values *o;
 	struct thread_data *parent = parent_of(td);
 	struct tree_job *j;
 	const char *root = td->o.directory;
 	uint64_t v;
 
 	mdfio_error_scope(parent->thread_number);
-	if (!o->phase)
+	/* fio frees the options' strings: their picked values are kept
+	 * apart (pick may cut a string, never moves it) */
+	o = &(struct tree_values){ pick(given->source), pick(given->iname),
+				   pick(given->rewrite_size), pick(given->drop_caches) };
+	if (!given->phase)
 		return mdfio_error("phase= is required: copy, find, read, rewrite or delete");
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return mdfio_error("out of memory");
 	td->io_ops_data = j;
-	j->phase = (enum tree_phase)(o->phase - 1);
+	j->phase = (enum tree_phase)(given->phase - 1);
 	j->ddir = phases[j->phase].ddir;
 	j->rank = (uint32_t)td->subjob_number;
 	j->ranks = parent->o.numjobs;

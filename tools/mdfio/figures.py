@@ -317,6 +317,9 @@ class Run:
         # each section's md-workbench repeat (0 for precreate and cleanup)
         self.repeat_of = {}
         for sec in sections:
+            if sec.tree:
+                raise BadInput(f"{sec.doc_name}: job {sec.name} is a phase of mdfio-tree, the tree study: "
+                               "not of one md-workbench run (mdfio-report reports a run of mdfio-tree alone)")
             if sec.phase not in HEADLINE:
                 raise BadInput(f"{sec.doc_name}: job {sec.name} has phase={sec.phase!r}, not an mdfio phase")
             if sec.phase == "benchmark":

@@ -24,6 +24,26 @@ SLOT = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
         "delete": ("trim", "clat_ns"), "stat": ("sync", "lat_ns")}
 # the slot whose runtime is a phase's time
 HEADLINE = {"precreate": "write", "benchmark": "read", "cleanup": "trim"}
+# mdfio-tree's phases (docs/studies.md, "The small-file tree study"): the
+# slot of each one's count and time, and its operations as (name, slot,
+# latency object); a find's names seen and matched are its read and write
+# short_ios
+TREE_ENGINE = "mdfio-tree"
+TREE_HEADLINE = {"copy": "write", "find": "read", "read": "read", "rewrite": "write", "delete": "trim"}
+TREE_OPS = {"copy": (("create+write", "write", "clat_ns"), ("mkdir/symlink", "sync", "lat_ns")),
+            "find": (("readdir", "read", "clat_ns"), ("stat", "sync", "lat_ns")),
+            "read": (("open+read+close", "read", "clat_ns"),),
+            "rewrite": (("open+write+close", "write", "clat_ns"),),
+            "delete": (("unlink", "trim", "clat_ns"), ("rmdir", "sync", "lat_ns"))}
+
+
+def headline_of(opts: dict[str, str]) -> str | None:
+    """The slot of a job's phase count and time (its engine's and phase's),
+    None for a phase its engine does not have."""
+    phase = pick(opts.get("phase", ""))
+    if TREE_ENGINE in opts.get("ioengine", ""):
+        return TREE_HEADLINE.get(phase)
+    return HEADLINE.get(phase)
 DEFAULTS = {"datasets": "10", "precreate_per_set": "3000", "steps_per_set": "1000",
             "rank_offset": "1", "start_index": "0", "read_only": "0", "verify_read": "0",
             "repeat": "1", "repeats": "1", "random_seed": "0", "data_packet_type": "t", "stonewall_timer": "0",
@@ -566,7 +586,7 @@ class Job:
         """Whether this process had not ended its phase when fio wrote this
         report (an interim one, or fio's last when it was killed): its
         figures were read while it added to them."""
-        slot = HEADLINE.get(pick(self.opts.get("phase", "")))
+        slot = headline_of(self.opts)
         return slot is not None and not self.phase_ended(slot)
 
     def latency(self, op: str) -> Latency:
@@ -618,6 +638,15 @@ class Section:
     @property
     def phase(self) -> str:
         return self.opt("phase")
+
+    @property
+    def tree(self) -> bool:
+        """A phase of mdfio-tree, the tree study's engine."""
+        return TREE_ENGINE in self.opts.get("ioengine", "")
+
+    @property
+    def headline(self) -> str | None:
+        return headline_of(self.opts)
 
     @property
     def waiting_factor(self) -> float:
@@ -943,7 +972,7 @@ class RunSections:
         or one that leaves the phase's figures whole (completed_error);
         NOT_RUN when no rank had begun it; INCOMPLETE otherwise. reason
         (None when complete) names the ranks at fault, by host, and why."""
-        head = HEADLINE.get(sec.phase)
+        head = sec.headline
         faults, began = [], False
         for j in sec.jobs:
             ended, error = j.phase_ended(head), j.error

@@ -57,6 +57,9 @@ from .fiojson import BadInput, error_line, load, read_documents
 from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
                       under_data_load)
 from .follow import follow
+from .tree import TreeRun, is_tree_run
+from .tree import render as render_tree
+from .tree import render_json as render_tree_json
 from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as, recorded_environment
 
 
@@ -466,6 +469,24 @@ def report_load(load: LoadRun, args: argparse.Namespace, notes: list[str]) -> in
     return 1 if load.errors or load.marks or load.problems else 0
 
 
+def report_tree(docs: Sequence[tuple[dict[str, Any], str]], args: argparse.Namespace) -> int:
+    """A run of mdfio-tree, the tree study: its phases' lines, or --json."""
+    given = [flag for flag, on in (("--html", args.html is not None), ("--process-reports", args.process_reports),
+                                   ("-q", args.quiet), ("--print-detailed-stats", args.print_detailed_stats))
+             if on]
+    if given or args.format not in ("md-workbench", "json"):
+        what = given[0] if given else f"--format {args.format}"
+        raise BadInput(f"{docs[0][1]}: a run of mdfio-tree: {what} is md-workbench's; expected the default "
+                       "lines or --json")
+    run = TreeRun(docs)
+    print("\n".join(render_tree_json(run) if args.format == "json" else render_tree(run)))
+    for line in run.failed:
+        print(f"mdfio-report: {run.name}: {line}", file=sys.stderr)
+    for p in run.incomplete:
+        print(f"mdfio-report: {run.name}: job {p.section} {p.status}: {p.reason}", file=sys.stderr)
+    return 1 if run.errors or run.incomplete or run.failed else 0
+
+
 def write_html(path: str, run: Run, lines: Sequence[str], logs: str | None, recorded: dict[str, Any] | None) -> None:
     """--html: the page of run, with the environment recorded with it
     (history.recorded_environment), else as captured now."""
@@ -546,9 +567,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             outputs = read_outputs(files)
             # read as history.run_of reads them
             docs = [(read_documents(text, name)[-1], name) for name, text in outputs]
+            if is_tree_run(docs):
+                raise BadInput(f"{files[0]}: a run of mdfio-tree: --record keeps md-workbench's runs only")
             run = None if under_data_load(docs) else Run(docs)
         else:
             docs = [load(p) for p in files]
+            if is_tree_run(docs):
+                return report_tree(docs, args)
             run = None if under_data_load(docs) else Run(docs)
         if under_data_load(docs):
             if db is not None:
