@@ -256,17 +256,20 @@ static int same_file(const struct tree_entry *e, const struct tree_id *id)
 	       (!e->btime || !id->btime || e->btime == id->btime);
 }
 
+/* A message stays one line, whatever the names in it hold. */
+static void one_line(char *s)
+{
+	while ((s = strchr(s, '\n')))
+		*s = '?';
+}
+
 static void op_error(struct tree_job *j, const char *what, const char *path, int err)
 {
-	char *nl;
-
 	if (j->errors++)
 		return;
 	snprintf(j->first_error, sizeof(j->first_error), "%s %s: %s", what, path,
 		 err ? strerror(err) : "not the file the copy made (left as it is)");
-	/* the line stays one line, whatever the name holds */
-	while ((nl = strchr(j->first_error, '\n')))
-		*nl = '?';
+	one_line(j->first_error);
 }
 
 static void record(struct thread_data *td, enum fio_ddir dd, uint64_t start, uint64_t end)
@@ -284,21 +287,34 @@ static void failed_sync(struct thread_data *td)
 	td->ts.total_io_u[DDIR_SYNC]++;
 }
 
-/* drop_caches=1: one rank of the job drops them, the others wait for it
+/* drop_caches=1: rank 0 of the job drops them, the others wait for it
  * (fio starts the clones' I/O without a barrier after their init), through
- * a page the main process maps before it forks the jobs. */
+ * a page the main process maps before it forks the jobs: a slot per job,
+ * DROP_DONE once dropped, DROP_FAILED if rank 0 could not. */
 static volatile uint32_t *dropped;
 #define DROPPED_SLOTS 1024
+#define DROP_DONE 1
+#define DROP_FAILED 2
+/* how long a rank waits for rank 0 to drop them */
+#define DROP_WAIT_S 600
 
 static int drop_caches(struct thread_data *td, struct tree_job *j)
 {
 	volatile uint32_t *slot = dropped ? &dropped[parent_of(td)->thread_number % DROPPED_SLOTS] : NULL;
+	uint32_t state = 0;
+	unsigned int waited_ms = 0;
 	int fd;
 
 	if (j->rank) {
-		while (slot && !__atomic_load_n(slot, __ATOMIC_ACQUIRE))
+		while (slot && !(state = __atomic_load_n(slot, __ATOMIC_ACQUIRE)) &&
+		       waited_ms < DROP_WAIT_S * 1000) {
 			usleep(1000);
-		return 0;
+			waited_ms++;
+		}
+		if (state == DROP_DONE || !slot)
+			return 0;
+		return mdfio_error_said("rank %u: rank 0 did not drop the caches%s", j->rank,
+					state ? "" : " within 600 s");
 	}
 	sync();
 	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
@@ -307,12 +323,14 @@ static int drop_caches(struct thread_data *td, struct tree_job *j)
 
 		if (fd >= 0)
 			close(fd);
+		if (slot)
+			__atomic_store_n(slot, DROP_FAILED, __ATOMIC_RELEASE);
 		return mdfio_error("drop_caches=1: cannot write /proc/sys/vm/drop_caches: %s (it needs root)",
 				   strerror(err));
 	}
 	close(fd);
 	if (slot)
-		__atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(slot, DROP_DONE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -833,9 +851,11 @@ static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const str
  * that holds names the copy did not make. Not an error: it is kept. */
 static void left(struct tree_job *j, const char *path, const char *why)
 {
-	if (!j->left++)
-		snprintf(j->first_left, sizeof(j->first_left), "%s%s%s (%s)",
-			 TREE_NAME, strcmp(path, ".") ? "/" : "", strcmp(path, ".") ? path : "", why);
+	if (j->left++)
+		return;
+	snprintf(j->first_left, sizeof(j->first_left), "%s%s%s (%s)",
+		 TREE_NAME, strcmp(path, ".") ? "/" : "", strcmp(path, ".") ? path : "", why);
+	one_line(j->first_left);
 }
 
 static int64_t delete_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
@@ -1063,6 +1083,11 @@ static int tree_init(struct thread_data *td)
 	case TP_DELETE:
 		if (open_tree(j, root))
 			return 1;
+		if (j->phase != TP_DELETE && j->ranks > j->man.files) {
+			/* a rank without a file would have no phase time */
+			return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
+					   j->ranks, j->man.files);
+		}
 		j->units = rank_units(j);
 		break;
 	default:
@@ -1070,13 +1095,8 @@ static int tree_init(struct thread_data *td)
 	}
 	if (v && drop_caches(td, j))
 		return 1;
-	if (!j->units) {
-		/* a rank with no share: nothing to do, the phase took no time */
-		td->done = 1;
-		j->units = 0;
-		set_units(td, 1);
-		return 0;
-	}
+	if (!j->units)
+		return mdfio_error("phase=%s: nothing to do (the tree is empty)", phases[j->phase].name);
 	set_units(td, j->units);
 	/* each unit's failure is counted, as md-workbench counts its
 	 * operations'; the job fails at its end */

@@ -234,3 +234,13 @@ def test_drop_caches_before_a_cold_read(src, dst, tmp_path):
                                  ("delete", {})]), tmp_path, check=True)
     files = sum(1 for v in listing(src).values() if v[0] == "f")
     assert sum(r["read"]["total_ios"] for r in slots(run, "read")) == files
+
+
+def test_more_readers_than_files_is_refused(src, dst, tmp_path):
+    run_fio(tree_job(dst, [("copy", {"tree_source": src})]), tmp_path, check=True)
+    files = sum(1 for v in listing(src).values() if v[0] == "f")
+    run = run_fio(tree_job(dst, [("read", {"numjobs": files + 1})]), tmp_path, check=False)
+    lines = run.mdfio_lines()
+    assert len(lines) == 1 and f"numjobs={files + 1}: more ranks than the {files} files" in lines[0], run.stderr
+    run_fio(tree_job(dst, [("delete", {})]), tmp_path, check=True)
+    assert sorted(p.name for p in dst.iterdir()) == ["notes.txt"]
