@@ -39,7 +39,7 @@ def test_layout(prefix):
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
     for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio", "tree")] + \
-             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study",
+             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study", "bin/mdfio-iozone",
               "share/mdfio/md-workbench.fio", "share/mdfio/md-workbench-under-load.fio", "share/mdfio/tree-study.fio",
               "share/mdfio/studies/nightly.toml",
               "share/mdfio/studies/mdrealio-2016.toml", "share/mdfio/studies/mdrealio-2016-fixed-count.toml",
@@ -47,7 +47,7 @@ def test_layout(prefix):
               "share/doc/mdfio/README.md", "share/man/man7/mdfio.7"]:
         assert f in files, files
     tools = sorted(f.split("/", 1)[1] for f in files if f.startswith("bin/"))
-    assert tools == ["mdfio-compare", "mdfio-jobfile", "mdfio-plot", "mdfio-report", "mdfio-study"], tools
+    assert tools == ["mdfio-compare", "mdfio-iozone", "mdfio-jobfile", "mdfio-plot", "mdfio-report", "mdfio-study"], tools
     for tool in tools:
         assert os.access(prefix / "bin" / tool, os.X_OK)
         # every tool has its man page
@@ -131,7 +131,7 @@ def test_installed_jobfile_and_report_from_elsewhere(prefix, tmp_path):
 
 def test_pip_install_in_a_fresh_venv(tmp_path):
     """pip install . in a fresh venv, as a user does it (pip fetches its
-    build backend, setuptools, from PyPI), gives the package and the five
+    build backend, setuptools, from PyPI), gives the package and the six
     commands, which work from elsewhere on a real run's JSON; its version
     is meson's."""
     meta = tomllib.loads((SOURCE_ROOT / "pyproject.toml").read_text())
@@ -179,6 +179,9 @@ def test_pip_install_in_a_fresh_venv(tmp_path):
     study = subprocess.run([str(venv / "bin" / "mdfio-study"), "--help"], cwd=cwd, env=env, capture_output=True,
                            text=True)
     assert study.returncode == 0 and "usage: mdfio-study" in study.stdout, study.stderr
+    iozone = subprocess.run([str(venv / "bin" / "mdfio-iozone"), "--help"], cwd=cwd, env=env, capture_output=True,
+                            text=True)
+    assert iozone.returncode == 0 and "usage: mdfio-iozone" in iozone.stdout, iozone.stderr
     # the report records the run, and the comparison reads it
     recorded = subprocess.run([str(venv / "bin" / "mdfio-report"), "--record", "h.db", "run.json"], cwd=cwd,
                               env=env, capture_output=True, text=True, timeout=60)

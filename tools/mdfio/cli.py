@@ -75,3 +75,8 @@ def compare_command() -> NoReturn:
 def study_command() -> NoReturn:
     from mdfio.study import main
     run_as_command(main)
+
+
+def iozone_command() -> NoReturn:
+    from mdfio.iozone import main
+    run_as_command(main)

@@ -1084,3 +1084,65 @@ def data_jobs(doc: dict[str, Any], name: str) -> list[DataJob]:
             reported[where] = len(out)
         out.append(DataJob(j))
     return out
+
+
+# IOzone's tests run as jobs of fio's own engine (mdfio-iozone, docs/iozone.md):
+# a job named "iozone-<pass>" is one pass of one test over one file, the
+# file size and record size being fio's size and bs
+IOZONE_PREFIX = "iozone-"
+IOZONE_PASSES = ("write", "rewrite", "read", "reread", "randread", "randwrite")
+
+
+class IozonePass:
+    """One pass of an IOzone test as fio ran it: the bytes moved in the
+    pass's slot (io_bytes), the sum of its I/Os' latencies (lat_ns: mean
+    times N, in ns), fio's runtime of the slot (whole ms, rounded up) and
+    whether fio ended the job with an fsync (end_fsync), which fio times
+    only in that runtime."""
+
+    def __init__(self, job: Job):
+        self.name, self.file, self.error = job.name, job.file, job.error
+        self.test = job.name[len(IOZONE_PREFIX):]
+        if self.test not in IOZONE_PASSES:
+            raise BadInput(f"{job.file}: job {job.name}: expected one of "
+                           f"{', '.join(IOZONE_PREFIX + p for p in IOZONE_PASSES)}")
+        sizes = {}
+        for key in ("size", "bs"):
+            sizes[key] = fio_size(job.opts.get(key, ""))
+            if not sizes[key]:
+                raise BadInput(f"{job.file}: job {job.name}: {key}={short(job.opts.get(key, ''))}, "
+                               "expected a size in bytes above 0")
+        self.file_size, self.record_size = sizes["size"], sizes["bs"]
+        self.slot = "read" if self.test.endswith("read") else "write"
+        r = job.slot(self.slot)
+        self.bytes = r.counter("io_bytes")
+        lat = r.child("lat_ns")
+        self.ios = lat.counter("N")
+        self.io_ns = lat.number("mean") * self.ios
+        self.runtime_ms = r.counter("runtime")
+        fsync = job.opts.get("end_fsync", "0").strip().lower()
+        if fsync not in BOOL:
+            raise BadInput(f"{job.file}: job {job.name}: end_fsync={short(fsync)}, expected 0 or 1")
+        self.end_fsync = BOOL[fsync]
+
+
+def iozone_passes(doc: dict[str, Any], name: str) -> list[IozonePass]:
+    """The IOzone passes of a fio document (IOZONE_PREFIX), in fio's order;
+    [] in a run without them."""
+    top = Reader(doc, name, "the document")
+    if "client_stats" in doc:
+        raw_jobs = [j for j in top.items("client_stats")
+                    if not (isinstance(j, dict) and j.get("jobname") == "All clients")]
+    else:
+        raw_jobs = top.items("jobs")
+    glob, per_server = global_options(top)
+    out = []
+    for n, raw in enumerate(raw_jobs):
+        if not isinstance(raw, dict) or "jobname" not in raw:
+            raise BadInput(f"{name}: not fio JSON output (a job without 'jobname')")
+        if not str(raw["jobname"]).startswith(IOZONE_PREFIX):
+            continue
+        if per_server is not None:
+            glob = per_server.get((raw.get("hostname"), raw.get("port")), {})
+        out.append(IozonePass(Job(Reader(raw, name, f"job {n}"), glob)))
+    return out
