@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_ROOT, need_root
+from conftest import SOURCE_ROOT, mounted_tmpfs, need_root
 
 TOOL = SOURCE_ROOT / "tools" / "mdfio-iozone"
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
 TITLES = {"write": "Writer report", "rewrite": "Re-writer report", "read": "Reader report",
           "reread": "Re-Reader report", "randread": "Random read report", "randwrite": "Random write report"}
 PASSES = list(TITLES)
@@ -71,17 +73,52 @@ def test_sweep_on_tmpfs(tmpfs, tmp_path):
     is skipped, both figures of every pass are drawn, and the test file is
     gone afterwards."""
     out = tmp_path / "out"
-    proc = iozone("-n", 8, "-g", 16, "-y", 4, "-q", 16, "--directory", tmpfs, "--out", out)
+    proc = iozone("-n", 8, "-g", 16, "-y", 8, "-q", 16, "--directory", tmpfs, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"mdfio-iozone: fio psync on {tmpfs}, buffered, page cache dropped before "
                                   "each test\n"), proc.stdout
     table, heads = parse_table(proc.stdout)
-    assert list(heads) == PASSES and all(h == [4, 8, 16] for h in heads.values()), heads
-    # 8 KB files: records 4 and 8; 16 KB files: 4, 8 and 16
-    assert sorted({k[1:] for k in table}) == [(8, 4), (8, 8), (16, 4), (16, 8), (16, 16)], table
+    assert list(heads) == PASSES and all(h == [8, 16] for h in heads.values()), heads
+    # 8 KB files: records of 8 KB only; 16 KB files: 8 and 16
+    assert sorted({k[1:] for k in table}) == [(8, 8), (16, 8), (16, 16)], table
     assert table == by_hand(out)
     assert all(v > 0 for v in table.values()), table
     assert not (tmpfs / "mdfio-iozone.tmp").exists()
+    figures(out)
+    # the kept JSON gives the same report through mdfio-report, and the
+    # same figures through mdfio-plot
+    kept = sorted(out.glob("*.json"))
+    assert len(kept) == 3 * 3, kept
+    again = subprocess.run([str(REPORT), *kept], capture_output=True, text=True, timeout=120)
+    assert (again.returncode, again.stdout, again.stderr) == (0, proc.stdout, ""), again
+    drawn = subprocess.run([str(PLOT), *kept, "--out", tmp_path / "figures"], capture_output=True, text=True,
+                           timeout=120)
+    assert drawn.returncode == 0, drawn.stderr
+    figures(tmp_path / "figures")
+    for name in ("write.dat", "randread-record-8k.dat", "randread-curves.gp"):
+        assert (out / name).read_text() == (tmp_path / "figures" / name).read_text().replace(
+            str(tmp_path / "figures"), str(out))
+    # a sweep is no md-workbench run for the history, and has only its table
+    refused = subprocess.run([str(REPORT), "--record", tmp_path / "h.db", *kept], capture_output=True, text=True)
+    assert (refused.returncode, refused.stderr) == (2, f"mdfio-report: --record {tmp_path / 'h.db'}: an IOzone sweep "
+                                                       "(mdfio-iozone) is not an md-workbench run: the history "
+                                                       "keeps those\n"), refused
+    csv = subprocess.run([str(REPORT), "--csv", *kept], capture_output=True, text=True)
+    assert (csv.returncode, csv.stderr) == (2, "mdfio-report: --format csv: an IOzone sweep (mdfio-iozone) is "
+                                               "reported as IOzone's table, or --json\n"), csv
+    first = out / "16k-16k-write.json"
+    twice = subprocess.run([str(REPORT), first, first], capture_output=True, text=True)
+    assert (twice.returncode, twice.stderr) == (2, f"mdfio-report: {first}: given twice\n"), twice
+    # files of two sweeps are not one table
+    other = tmp_path / "other.json"
+    other.write_text(first.read_text())
+    mixed = subprocess.run([str(REPORT), first, other], capture_output=True, text=True)
+    assert (mixed.returncode, mixed.stderr) == (2, f"mdfio-report: files of different sweeps: write of a 16 KB file "
+                                                   f"in 16 KB records in {first} and {other}\n"), mixed
+
+
+def figures(out):
+    """Both figures of every pass are in out, as PNG and SVG."""
     for p in PASSES:
         for kind in ("surface", "curves"):
             png = out / f"{p}-{kind}.png"
@@ -113,7 +150,7 @@ def test_caches_dropped_on_ext4(loopfs, tmp_path):
         assert proc.returncode == 0, proc.stderr
         reads[drop] = loop_sectors_read(mnt) - before
         doc = json.loads(proc.stdout)
-        assert doc["caches_dropped"] == drop
+        assert doc["cache_dropped"] == drop
         assert [c["test"] for c in doc["cells"]] == ["write", "rewrite", "read", "reread"], doc
         assert {(c["test"], c["file_kb"], c["record_kb"]): c["kb_per_s"] for c in doc["cells"]} == by_hand(out)
     file_sectors = size_kb * 2
@@ -176,6 +213,19 @@ def test_a_file_not_its_own_is_kept(tmp_path):
                                                  "there already; not the tool's to overwrite: remove it, or give "
                                                  "another directory\n"), proc
     assert theirs.read_text() == "theirs"
+
+
+def test_a_pass_short_of_its_file(tmp_path):
+    """A file system too small for the file: fio writes what fits and
+    exits 0; the sweep stops there, exit status 1, naming the kept JSON."""
+    with mounted_tmpfs("size=32k") as small:
+        proc = iozone("-n", 64, "-g", 64, "-y", 64, "-q", 64, "--directory", small, "--out", tmp_path / "out",
+                      "--no-drop-caches")
+        assert not (small / "mdfio-iozone.tmp").exists()
+    json_file = tmp_path / "out" / "64k-64k-write.json"
+    assert (proc.returncode, proc.stdout) == (1, ""), proc
+    assert re.fullmatch(f"mdfio-iozone: {json_file}: job iozone-write: moved [0-9]+ of the file's 65536 bytes, "
+                        r"fio error [0-9]+: the pass did not complete \(a full file system\?\)\n", proc.stderr), proc
 
 
 def test_no_right_to_drop_caches(tmp_path):

@@ -14,7 +14,7 @@ import os
 import re
 import struct
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -1091,14 +1091,18 @@ def data_jobs(doc: dict[str, Any], name: str) -> list[DataJob]:
 # file size and record size being fio's size and bs
 IOZONE_PREFIX = "iozone-"
 IOZONE_PASSES = ("write", "rewrite", "read", "reread", "randread", "randwrite")
+# the job description (fio's description=, "desc" in its JSON) that says
+# mdfio-iozone dropped the page cache before the test
+IOZONE_DROPPED = "mdfio-iozone: page cache dropped before this test"
 
 
 class IozonePass:
     """One pass of an IOzone test as fio ran it: the bytes moved in the
     pass's slot (io_bytes), the sum of its I/Os' latencies (lat_ns: mean
-    times N, in ns), fio's runtime of the slot (whole ms, rounded up) and
+    times N, in ns), fio's runtime of the slot (whole ms, rounded up),
     whether fio ended the job with an fsync (end_fsync), which fio times
-    only in that runtime."""
+    only in that runtime, ran it with O_DIRECT (direct), and whether the
+    cache was dropped before its test (IOZONE_DROPPED); its filename."""
 
     def __init__(self, job: Job):
         self.name, self.file, self.error = job.name, job.file, job.error
@@ -1120,10 +1124,26 @@ class IozonePass:
         self.ios = lat.counter("N")
         self.io_ns = lat.number("mean") * self.ios
         self.runtime_ms = r.counter("runtime")
-        fsync = job.opts.get("end_fsync", "0").strip().lower()
-        if fsync not in BOOL:
-            raise BadInput(f"{job.file}: job {job.name}: end_fsync={short(fsync)}, expected 0 or 1")
-        self.end_fsync = BOOL[fsync]
+        flags = {}
+        for key in ("end_fsync", "direct"):
+            value = job.opts.get(key, "0").strip().lower()
+            if value not in BOOL:
+                raise BadInput(f"{job.file}: job {job.name}: {key}={short(value)}, expected 0 or 1")
+            flags[key] = BOOL[value]
+        self.end_fsync, self.direct = flags["end_fsync"], flags["direct"]
+        self.filename = job.opts.get("filename", "")
+        self.cache_dropped = job.r.text("desc", default="") == IOZONE_DROPPED
+
+
+def iozone_sweep(docs: Sequence[tuple[dict[str, Any], str]]) -> bool:
+    """Whether fio's documents [(doc, name)] are an IOzone sweep's
+    (mdfio-iozone): each has a job named IOZONE_PREFIX...; the jobs are
+    read, and checked, by iozone_passes."""
+    def named(doc):
+        jobs = doc.get("client_stats", doc.get("jobs"))
+        return isinstance(jobs, list) and any(
+            isinstance(j, dict) and str(j.get("jobname", "")).startswith(IOZONE_PREFIX) for j in jobs)
+    return bool(docs) and all(named(doc) for doc, _ in docs)
 
 
 def iozone_passes(doc: dict[str, Any], name: str) -> list[IozonePass]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from . import fio
 from .cli import ArgumentParser
-from .fiojson import IOZONE_PREFIX, BadInput, IozonePass, error_line, iozone_passes, load
+from .fiojson import IOZONE_DROPPED, IOZONE_PREFIX, BadInput, IozonePass, error_line, iozone_passes, load
 from .plot import gnuplot, gp, output_dir, write
 
 TOOL = "mdfio-iozone"
@@ -82,6 +82,10 @@ class Cell:
     timed_by: str
     kb_per_s: int
     json: str
+    direct: bool
+    fsync: bool
+    cache_dropped: bool
+    filename: str
 
     def record(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -99,18 +103,23 @@ def cell(p: IozonePass) -> Cell:
     else:
         seconds, timed_by = p.io_ns / 1e9, "sum of I/O latencies (lat_ns)"
     rate = int(p.bytes / seconds) >> 10 if seconds else 0
-    return Cell(p.test, p.file_size >> 10, p.record_size >> 10, p.bytes, seconds, timed_by, rate, p.file)
+    return Cell(p.test, p.file_size >> 10, p.record_size >> 10, p.bytes, seconds, timed_by, rate, p.file,
+                p.direct, p.end_fsync, p.cache_dropped, p.filename.replace("\\:", ":"))
 
 
-def jobfile(path: Path, passes: Sequence[str], file_kb: int, record_kb: int, direct: bool, fsync: bool) -> str:
+def jobfile(path: Path, passes: Sequence[str], file_kb: int, record_kb: int, direct: bool, fsync: bool,
+            dropped: bool) -> str:
     """The jobfile of one test: its two passes on path, the second waiting
     for the first. fio's own cache dropping (invalidate) and preallocation
     (fallocate) are off: the tool drops the cache once per test, and a
     write creates the file as IOzone's does."""
     # fio splits filename at ':' (a list of files); '\:' is a colon
-    name = str(path).replace("\\", "\\\\").replace(":", "\\:")
+    name = str(path).replace(":", "\\:")
     lines = ["[global]", "ioengine=psync", f"filename={name}", f"size={file_kb}k", f"bs={record_kb}k",
              "invalidate=0", "fallocate=none", f"direct={int(direct)}"]
+    if dropped:
+        # said in fio's JSON, so that the kept files tell it (mdfio-report)
+        lines.append(f"description={IOZONE_DROPPED}")
     for i, p in enumerate(passes):
         lines += ["", f"[{IOZONE_PREFIX}{p}]", f"rw={RW[p]}"]
         if fsync and RW[p] in WRITES:
@@ -167,28 +176,55 @@ def run_test(args: argparse.Namespace, out: Path, target: Path, test: int, file_
     job = out / f"{file_kb}k-{record_kb}k-{passes[0]}.fio"
     if args.drop_caches:
         drop_caches()
-    r = fio.run(job, jobfile(target, passes, file_kb, record_kb, args.direct, args.fsync), fio=args.fio)
+    r = fio.run(job, jobfile(target, passes, file_kb, record_kb, args.direct, args.fsync, args.drop_caches),
+                fio=args.fio)
     if r.rc:
         said = r.stderr.strip().splitlines() or [f"exit status {r.rc}"]
         raise FioFailed(f"{job}: fio failed: {said[-1]}")
     return read_cells(job.with_suffix(".json"), passes)
 
 
-class FioFailed(Exception):
-    """fio ran and failed (exit status 1): its last word."""
+class FioFailed(BadInput):
+    """fio ran and failed, or left a pass short of its file: mdfio-iozone
+    ends with exit status 1; a report of the kept JSON refuses the file."""
 
 
-def read_cells(path: Path, passes: Sequence[str] | None = None) -> list[Cell]:
-    """The cells of one kept fio JSON file, each pass checked whole: fio's
-    error of 0 and every byte of the file moved."""
-    doc, name = load(path)
+def read_cells(path: Path, passes: Sequence[str]) -> list[Cell]:
+    """The cells of one kept fio JSON file of the test of passes."""
+    return sweep_cells([load(path)], passes)
+
+
+def sweep_cells(docs: Sequence[tuple[dict, str]], passes: Sequence[str] | None = None) -> list[Cell]:
+    """The cells of fio's documents [(doc, name)] of a sweep, each of one
+    test (of passes, if given), each pass checked whole: fio's error of 0
+    and every byte of the file moved. FioFailed names one that is not."""
+    cells, seen = [], {}
+    names = [name for _, name in docs]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise BadInput(f"{twice}: given twice")
+    for doc, name in docs:
+        for c in _cells(doc, name, passes):
+            key = (c.test, c.file_kb, c.record_kb)
+            if key in seen:
+                raise BadInput(f"files of different sweeps: {c.test} of a {c.file_kb} KB file in {c.record_kb} KB "
+                               f"records in {seen[key]} and {name}")
+            seen[key] = name
+            cells.append(c)
+    return cells
+
+
+def _cells(doc, name, passes):
     found = iozone_passes(doc, name)
-    if passes is not None and [p.test for p in found] != list(passes):
+    if passes is None:
+        passes = next((ps for ps in TESTS.values() if ps[0] == found[0].test), ()) if found else ()
+    if [p.test for p in found] != list(passes):
         raise BadInput(f"{name}: jobs {', '.join(p.name for p in found) or 'none'}, expected "
                        f"{', '.join(IOZONE_PREFIX + p for p in passes)}")
     for p in found:
         if p.error or p.bytes != p.file_size:
-            raise FioFailed(f"{name}: job {p.name}: fio error {p.error}, {p.bytes} of {p.file_size} bytes moved")
+            raise FioFailed(f"{name}: job {p.name}: moved {p.bytes} of the file's {p.file_size} bytes, fio error "
+                            f"{p.error}: the pass did not complete (a full file system?)")
     return [cell(p) for p in found]
 
 
@@ -200,21 +236,71 @@ def table(cells: Sequence[Cell], test: str, record_kbs: Sequence[int]) -> list[s
     for c in cells:
         if c.test == test:
             rows.setdefault(c.file_kb, []).append(c)
-    for file_kb, row in rows.items():
+    for file_kb, row in sorted(rows.items()):
         lines.append(f'"{file_kb}"  ' + "".join(f" {c.kb_per_s} " for c in sorted(row, key=lambda c: c.record_kb)))
     return lines
 
 
-def report(cells: Sequence[Cell], args: argparse.Namespace) -> list[str]:
-    record_kbs = doubling(*args.record_kb)
-    cache = "dropped before each test" if args.drop_caches else "not dropped (--no-drop-caches)"
-    lines = [f"{TOOL}: fio psync on {args.directory}, {'O_DIRECT' if args.direct else 'buffered'}"
-             f"{', fsync in the write timings' if args.fsync else ''}, page cache {cache}",
+@dataclass
+class Settings:
+    """How a sweep ran, as its cells say: one value each, or the cells are
+    of different sweeps."""
+    directory: str
+    direct: bool
+    fsync: bool
+    cache_dropped: bool
+
+
+def settings(cells: Sequence[Cell]) -> Settings:
+    def one(what, values):
+        values = sorted(set(values))
+        if not values:
+            return False
+        if len(values) != 1:
+            raise BadInput(f"files of different sweeps: {what} {' and '.join(map(str, values))} among them "
+                           f"({cells[0].json}, ...)")
+        return values[0]
+    return Settings(one("directory", (os.path.dirname(c.filename) for c in cells)),
+                    one("direct", (c.direct for c in cells)),
+                    one("end_fsync", (c.fsync for c in cells if RW[c.test] in WRITES)),
+                    one("page cache dropped", (c.cache_dropped for c in cells)))
+
+
+def report(cells: Sequence[Cell]) -> list[str]:
+    """IOzone's report of a sweep: a line of how it ran, then the table of
+    each pass run, in IOzone's order, over the record sizes from the
+    smallest run to the largest."""
+    s = settings(cells)
+    records = doubling(min(c.record_kb for c in cells), max(c.record_kb for c in cells))
+    cache = "dropped before each test" if s.cache_dropped else "not dropped (--no-drop-caches)"
+    lines = [f"{TOOL}: fio psync on {s.directory}, {'O_DIRECT' if s.direct else 'buffered'}"
+             f"{', fsync in the write timings' if s.fsync else ''}, page cache {cache}",
              "Output is in kBytes/sec", "", "Excel output is below:"]
-    for test in args.tests:
-        for p in TESTS[test]:
-            lines += [""] + table(cells, p, record_kbs)
+    for test in TITLES:
+        if any(c.test == test for c in cells):
+            lines += [""] + table(cells, test, records)
     return lines
+
+
+def report_sweep(docs: Sequence[tuple[dict, str]], form: str) -> list[str]:
+    """mdfio-report's lines of a sweep's kept JSON: IOzone's table, or
+    (form "json") the JSON mdfio-iozone --json prints."""
+    if form not in ("md-workbench", "json"):
+        raise BadInput(f"--format {form}: an IOzone sweep (mdfio-iozone) is reported as IOzone's table, or --json")
+    cells = sweep_cells(docs)
+    return [report_json(cells)] if form == "json" else report(cells)
+
+
+def report_json(cells: Sequence[Cell], figures: Sequence[str] = ()) -> str:
+    s = settings(cells)
+    return json.dumps({**s.__dict__, "cells": [c.record() for c in cells], "figures": list(figures)}, indent=2)
+
+
+def plot_sweep(out: Path, cells: Sequence[Cell]) -> list[str]:
+    """Every pass's figures into out (made if missing); their names."""
+    s = settings(cells)
+    output_dir(out)
+    return [f for test in TITLES for f in plot_test(out, cells, test, note(s, test))]
 
 
 def size_name(kb: int) -> str:
@@ -233,10 +319,10 @@ def log_axis(axis: str, values: Sequence[int]) -> list[str]:
             f"set {axis}tics (" + ", ".join(f"{gp(size_name(v))} {v}" for v in values) + ")"]
 
 
-def note(args: argparse.Namespace, test: str) -> str:
+def note(s: Settings, test: str) -> str:
     """What a figure's title says of how its pass ran."""
-    return ((" (O_DIRECT)" if args.direct else "") + (", fsync timed" if args.fsync and RW[test] in WRITES else "")
-            + ("" if args.drop_caches else ", cache not dropped"))
+    return ((" (O_DIRECT)" if s.direct else "") + (", fsync timed" if s.fsync and RW[test] in WRITES else "")
+            + ("" if s.cache_dropped else ", cache not dropped"))
 
 
 def plot_test(out: Path, cells: Sequence[Cell], test: str, note: str) -> list[str]:
@@ -349,20 +435,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = args.out
         output_dir(out)
         cells = run_sweep(args, out)
-        figures = [f for test in args.tests for p in TESTS[test] for f in plot_test(out, cells, p, note(args, p))]
-    except BadInput as e:
-        print(error_line(TOOL, e), file=sys.stderr)
-        return 2
+        figures = plot_sweep(out, cells)
     except FioFailed as e:
         print(f"{TOOL}: {e}", file=sys.stderr)
         return 1
+    except BadInput as e:
+        print(error_line(TOOL, e), file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"{TOOL}: {e.filename}: {e.strerror}", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps({"directory": str(args.directory), "direct": args.direct, "fsync": args.fsync,
-                          "caches_dropped": args.drop_caches, "cells": [c.record() for c in cells],
-                          "figures": [str(out / f"{f}.png") for f in figures]}, indent=2))
+        print(report_json(cells, [str(out / f"{f}.png") for f in figures]))
     else:
-        print("\n".join(report(cells, args)))
+        print("\n".join(report(cells)))
     return 0

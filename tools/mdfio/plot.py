@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .cli import ArgumentParser, positive_int, positive_seconds
 from .compare import alpha, at_least_two
-from .fiojson import CONTROL, BadInput, error_line
+from .fiojson import CONTROL, BadInput, error_line, iozone_sweep, load
 from .figures import OPS, PhaseFigures, Run, load_run
 
 SIZE = (1200, 800)
@@ -447,9 +447,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             made.append(plot_scaling(out, runs))
             named = [(f"--scaling {item}", run) for item, (_, run) in zip(args.scaling, runs)]
         elif args.run:
-            run = load_run(args.run)
-            made, skipped = plot_run(out, run, args.logs, args.max_points, args.window)
-            named = [(run.name, run)]
+            docs = [load(p) for p in args.run]
+            if iozone_sweep(docs):
+                # the kept JSON of mdfio-iozone (docs/iozone.md)
+                from .iozone import plot_sweep, sweep_cells
+                if args.logs:
+                    raise BadInput(f"--logs {args.logs}: an IOzone sweep (mdfio-iozone) has no latency logs")
+                made = plot_sweep(out, sweep_cells(docs))
+            else:
+                run = Run(docs)
+                made, skipped = plot_run(out, run, args.logs, args.max_points, args.window)
+                named = [(run.name, run)]
         else:
             raise BadInput("no run: give RUN.json [--logs PREFIX], --scaling LABEL=RUN.json ..., --study DB or --history DB")
     except BadInput as e:

@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cli import ArgumentParser, positive_seconds
-from .fiojson import BadInput, error_line, load, read_documents
+from .fiojson import BadInput, error_line, iozone_sweep, load, read_documents
 from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
                       under_data_load)
 from .follow import follow
@@ -569,11 +569,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             docs = [(read_documents(text, name)[-1], name) for name, text in outputs]
             if is_tree_run(docs):
                 raise BadInput(f"{files[0]}: a run of mdfio-tree: --record keeps md-workbench's runs only")
+            if iozone_sweep(docs):
+                raise BadInput(f"--record {args.record}: an IOzone sweep (mdfio-iozone) is not an md-workbench run: "
+                               "the history keeps those")
             run = None if under_data_load(docs) else Run(docs)
         else:
             docs = [load(p) for p in files]
             if is_tree_run(docs):
                 return report_tree(docs, args)
+            if iozone_sweep(docs):
+                # the kept JSON of mdfio-iozone (docs/iozone.md)
+                from .iozone import report_sweep
+                print("\n".join(report_sweep(docs, args.format)))
+                return 0
             run = None if under_data_load(docs) else Run(docs)
         if under_data_load(docs):
             if db is not None:
