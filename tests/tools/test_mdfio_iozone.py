@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SOURCE_ROOT, mounted_tmpfs, need_root
+import mdfio.plot  # noqa: E402 (conftest puts the package on the path)
+import mdfio.report  # noqa: E402
 
 TOOL = SOURCE_ROOT / "tools" / "mdfio-iozone"
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -239,3 +241,61 @@ def test_no_right_to_drop_caches(tmp_path):
     assert proc.stderr == ("mdfio-iozone: --drop-caches: cannot write /proc/sys/vm/drop_caches (run as root, "
                            "or give --no-drop-caches to measure with what the cache holds)\n"), proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def damaged(doc, how):
+    """A copy of a sweep's fio document with one thing broken."""
+    doc = json.loads(json.dumps(doc))
+    j = doc["jobs"][0]
+    if how == "no lat_ns":
+        del j["write"]["lat_ns"]
+    elif how == "negative bytes":
+        j["write"]["io_bytes"] = -1
+    elif how == "mean a string":
+        j["write"]["lat_ns"]["mean"] = "fast"
+    elif how == "no size":
+        del doc["global options"]["size"]
+    elif how == "unknown pass":
+        j["jobname"] = "iozone-backward"
+    elif how == "direct not a boolean":
+        doc["global options"]["direct"] = "maybe"
+    elif how == "short":
+        j["write"]["io_bytes"] //= 2
+    return doc
+
+
+@pytest.mark.parametrize("how, said", [
+    ("no lat_ns", "job 0: write: no 'lat_ns'"),
+    ("negative bytes", "job 0: write: 'io_bytes' is -1, expected a non-negative integer"),
+    ("mean a string", "job 0: write: lat_ns: 'mean' is 'fast', expected a non-negative number"),
+    ("no size", "job iozone-write: size='', expected a size in bytes above 0"),
+    ("unknown pass", "job iozone-backward: expected one of iozone-write, iozone-rewrite, iozone-read, "
+                     "iozone-reread, iozone-randread, iozone-randwrite"),
+    ("direct not a boolean", "job iozone-write: direct='maybe', expected 0 or 1"),
+    ("short", "job iozone-write: moved 4096 of the file's 8192 bytes, fio error 0: the pass did not complete "
+              "(a full file system?)"),
+])
+def test_damaged_sweep_json(how, said, tmp_path, capsys):
+    """A kept file of a sweep that fio did not write so is refused by
+    mdfio-report and mdfio-plot in one line naming it and what is wrong."""
+    doc = {"fio version": "fio-3.33", "timestamp": 1, "global options": {
+               "ioengine": "psync", "filename": "/mnt/mdfio-iozone.tmp", "size": "8k", "bs": "4k",
+               "invalidate": "0", "fallocate": "none", "direct": "0"},
+           "jobs": [{"jobname": f"iozone-{p}", "groupid": i, "error": 0, "desc": "", "job options": {"rw": "write"},
+                     **{slot: {"io_bytes": 8192 if slot == "write" else 0, "runtime": 1,
+                               "lat_ns": {"min": 1, "max": 9, "mean": 500.0, "N": 2}} for slot in ("read", "write")},
+                     "trim": {}, "sync": {}}
+                    for i, p in enumerate(("write", "rewrite"))]}
+    path = tmp_path / "8k-4k-write.json"
+    path.write_text(json.dumps(doc))
+    assert mdfio.report.main([str(path)]) == 0
+    # 8192 bytes in 2 I/Os of 500 ns: 8192e9 bytes/s, >> 10
+    assert '"8"   8000000 \n' in capsys.readouterr().out
+    path.write_text(json.dumps(damaged(doc, how)))
+    for name, main, args in (("mdfio-report", mdfio.report.main, []),
+                             ("mdfio-plot", mdfio.plot.main, ["--out", str(tmp_path / "figures")])):
+        rc = main([str(path), *args])
+        out, err = capsys.readouterr()
+        assert (rc, out) == (2, ""), (name, out, err)
+        assert err.startswith(f"{name}: {path}: ") and err.count("\n") == 1, err
+        assert said in err, err
