@@ -395,7 +395,8 @@ def parser() -> ArgumentParser:
     ap.add_argument("--no-drop-caches", dest="drop_caches", action="store_false",
                     help="keep the page cache as it is")
     ap.add_argument("--out", type=Path, default=Path("mdfio-iozone"), metavar="DIR",
-                    help="where the jobfiles, fio's JSON and the figures are kept (default: ./mdfio-iozone)")
+                    help="where the jobfiles, fio's JSON and the figures are kept: a new or empty directory "
+                    "(default: ./mdfio-iozone)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON, not IOzone's table")
     ap.add_argument("--fio", default="fio", metavar="PROGRAM", help="the fio to run (default: fio on PATH)")
     return ap
@@ -434,6 +435,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_drop_caches()
         out = args.out
         output_dir(out)
+        if any(out.iterdir()):
+            # the sweep's names (write.dat, 64k-4k-write.json) would
+            # replace files that may not be a sweep's
+            raise BadInput(f"--out {out}: not empty: expected a new or empty directory for the sweep's files")
         cells = run_sweep(args, out)
         figures = plot_sweep(out, cells)
     except FioFailed as e:
