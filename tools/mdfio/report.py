@@ -567,21 +567,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             outputs = read_outputs(files)
             # read as history.run_of reads them
             docs = [(read_documents(text, name)[-1], name) for name, text in outputs]
-            if is_tree_run(docs):
-                raise BadInput(f"{files[0]}: a run of mdfio-tree: --record keeps md-workbench's runs only")
+            # a sweep holds no mdfio job at all: recognised before any mdfio reading
             if iozone_sweep(docs):
                 raise BadInput(f"--record {args.record}: an IOzone sweep (mdfio-iozone) is not an md-workbench run: "
                                "the history keeps those")
+            if is_tree_run(docs):
+                raise BadInput(f"{files[0]}: a run of mdfio-tree: --record keeps md-workbench's runs only")
             run = None if under_data_load(docs) else Run(docs)
         else:
             docs = [load(p) for p in files]
-            if is_tree_run(docs):
-                return report_tree(docs, args)
             if iozone_sweep(docs):
                 # the kept JSON of mdfio-iozone (docs/iozone.md)
                 from .iozone import report_sweep
                 print("\n".join(report_sweep(docs, args.format)))
                 return 0
+            if is_tree_run(docs):
+                return report_tree(docs, args)
             run = None if under_data_load(docs) else Run(docs)
         if under_data_load(docs):
             if db is not None:
