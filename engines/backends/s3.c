@@ -486,6 +486,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	c->virtual_host = virtual_host;
 	c->stall_s = o->stall_timeout;
 	c->per_bucket = (int)o->bucket_per_dataset;
+	c->datasets = o->core.datasets;
 	snprintf(c->prefix, sizeof(c->prefix), "%s%s", pfx, pfx[0] && pfx[strlen(pfx) - 1] != '/' ? "/" : "");
 	snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", c->aws.region);
 	n = strlen(o->bucket) + strlen(c->prefix) + 8;

@@ -14,27 +14,37 @@
 #define CLAIM_KEY_BUCKETS ".mdfio-namespace-buckets"
 #define CLAIM_MAX 8192
 
-/* Whether s is head, digits, sep, digits and then end (0: the string's
- * end): a dataset's prefix or bucket name. */
-static int dataset_named(const char *s, const char *head, char sep, char end)
+/* Whether the marker of dataset name is there: the empty key mdfio makes
+ * (s3.c). 1, 0, or minus an errno value with one line in msg. */
+static int marker_there(struct mdfio_s3_client *c, const char *name, char *msg, size_t len)
 {
-	size_t n = strlen(head), k;
-	int part;
+	char *url = mdfio_s3_key_url(c, name, "");
+	curl_off_t size = -1;
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int err;
 
-	if (strncmp(s, head, n))
-		return 0;
-	s += n;
-	for (part = 0; part < 2; part++) {
-		for (k = 0; s[k] >= '0' && s[k] <= '9'; k++)
-			;
-		if (!k || s[k] != (part ? end : sep))
-			return 0;
-		s += k + 1;
+	if (!url) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
 	}
-	return !end || !*s;
+	err = mdfio_s3_store_req(c, url, MDFIO_S3_HEAD, c->hdr, NULL, &status, &rc, &blen);
+	free(url);
+	if (err == ENOENT)
+		return 0;
+	if (err) {
+		mdfio_s3_store_failure(c, MDFIO_S3_HEAD, c->where, rc, status, blen, msg, len);
+		return -err;
+	}
+	curl_easy_getinfo(c->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &size);
+	return size == 0;
 }
 
-/* A key prefix <prefix><r>_<d>/ in bucket= or a bucket <bucket>-<r>-<d>. */
+/* Only what mdfio made counts: a name of a dataset this namespace has
+ * (index below datasets=) that holds mdfio's marker. Someone else's key
+ * 7_9/x beside the namespace, or a bucket <bucket>-7-9 of theirs, is no
+ * dataset of it, and must not keep the claim forever. */
 int mdfio_s3_datasets_left(struct mdfio_s3_client *c, char *msg, size_t len)
 {
 	size_t n = strlen(c->base) + strlen(c->endpoint) + 3 * strlen(c->prefix) + 3 * MDFIO_AWS_TEXT_MAX + 128;
@@ -80,8 +90,16 @@ int mdfio_s3_datasets_left(struct mdfio_s3_client *c, char *msg, size_t len)
 		       (item = mdfio_s3_element(at, body.len - (size_t)(at - body.buf),
 						c->per_bucket ? "Name" : "CommonPrefixes", &at))) {
 			char *p = c->per_bucket ? NULL : mdfio_s3_element(item, strlen(item), "Prefix", NULL);
+			unsigned long r, d;
+			int named = c->per_bucket ? mdfio_s3_dataset_named(item, head, '-', 0, &r, &d)
+						  : p && mdfio_s3_dataset_named(p, head, '_', '/', &r, &d);
 
-			left = c->per_bucket ? dataset_named(item, head, '-', 0) : p && dataset_named(p, head, '_', '/');
+			if (named && d < c->datasets) {
+				char name[64];
+
+				snprintf(name, sizeof(name), "%lu_%lu", r, d);
+				left = marker_there(c, name, msg, len);
+			}
 			free(p);
 			free(item);
 		}

@@ -16,8 +16,9 @@
  * directory=, open. 0, or 1 with one line in msg. */
 int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, char *msg, size_t len);
 
-/* Whether a dataset of the namespace is left (any rank's): 1, 0, or
- * minus an errno value with one line in msg. */
+/* Whether a dataset of the namespace is left (any rank's, index below
+ * c->datasets, its marker there): 1, 0, or minus an errno value with one
+ * line in msg. */
 int mdfio_s3_datasets_left(struct mdfio_s3_client *c, char *msg, size_t len);
 
 /* Deletes the claim if this job's phase may and no dataset is left: 0,

@@ -45,6 +45,7 @@ struct mdfio_s3_client {
 	/* datasets are buckets <bucket>-<rank>-<d>, each marked by the key
 	 * MDFIO_S3_BUCKET_MARKER, their objects keys file-<i> */
 	int per_bucket;
+	unsigned int datasets;	/* datasets= of the namespace, per rank */
 	/* the requests' signed headers: plain, a create's, a marker's */
 	struct curl_slist *hdr, *hdr_put;
 	CURL *easy;	/* the store's requests */

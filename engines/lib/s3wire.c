@@ -111,6 +111,34 @@ void mdfio_s3_code(const char *body, size_t len, char *out)
 	out[n] = 0;
 }
 
+int mdfio_s3_dataset_named(const char *s, const char *head, char sep, char end, unsigned long *rank,
+			   unsigned long *d)
+{
+	size_t n = strlen(head), k;
+	unsigned long v[2];
+	int part;
+
+	if (strncmp(s, head, n))
+		return 0;
+	s += n;
+	for (part = 0; part < 2; part++) {
+		v[part] = 0;
+		for (k = 0; s[k] >= '0' && s[k] <= '9'; k++) {
+			if (k == 9)
+				return 0;	/* more digits than any rank or index */
+			v[part] = 10 * v[part] + (unsigned long)(s[k] - '0');
+		}
+		if (!k || s[k] != (part ? end : sep))
+			return 0;
+		s += k + (s[k] ? 1 : 0);
+	}
+	if (end && *s)
+		return 0;
+	*rank = v[0];
+	*d = v[1];
+	return 1;
+}
+
 int mdfio_s3_status_errno(long status)
 {
 	if (status >= 200 && status < 300)

@@ -33,6 +33,13 @@ char *mdfio_s3_element(const char *body, size_t len, const char *tag, const char
  * body is ever printed; "" if there is none. */
 void mdfio_s3_code(const char *body, size_t len, char *out);
 
+/* Whether s is head, a rank, sep, a dataset index and then end (0: the
+ * string's end), as a dataset's prefix <prefix><r>_<d>/ or bucket
+ * <bucket>-<r>-<d> is named: 1 with the two numbers in *rank and *d, or
+ * 0. */
+int mdfio_s3_dataset_named(const char *s, const char *head, char sep, char end, unsigned long *rank,
+			   unsigned long *d);
+
 /* The errno value of an HTTP status: 0 for 2xx. */
 int mdfio_s3_status_errno(long status);
 

@@ -1,6 +1,6 @@
 /* mdfio-s3's text besides the objects (lib/s3wire.c): names, encoding,
- * the XML it reads, and that nothing but an error's Code is taken from a
- * body. */
+ * the XML it reads, that nothing but an error's Code is taken from a
+ * body, and the names of datasets. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +56,22 @@ int main(void)
 	CHECK(!strcmp(out, "Cut"), "a body cut short: %s", out);
 	mdfio_s3_code(NULL, 0, out);
 	CHECK(!out[0], "no body: %s", out);
+
+	{
+		unsigned long r = 99, d = 99;
+
+		CHECK(mdfio_s3_dataset_named("run/3_14/", "run/", '_', '/', &r, &d) && r == 3 && d == 14,
+		      "a dataset's prefix: %lu %lu", r, d);
+		CHECK(mdfio_s3_dataset_named("b-7-9", "b-", '-', 0, &r, &d) && r == 7 && d == 9,
+		      "a dataset's bucket: %lu %lu", r, d);
+		CHECK(!mdfio_s3_dataset_named("run/3_14/x", "run/", '_', '/', &r, &d) &&
+		      !mdfio_s3_dataset_named("run/3_/", "run/", '_', '/', &r, &d) &&
+		      !mdfio_s3_dataset_named("run/_1/", "run/", '_', '/', &r, &d) &&
+		      !mdfio_s3_dataset_named("other/3_1/", "run/", '_', '/', &r, &d) &&
+		      !mdfio_s3_dataset_named("b-7-9x", "b-", '-', 0, &r, &d) &&
+		      !mdfio_s3_dataset_named("run/12345678901_0/", "run/", '_', '/', &r, &d),
+		      "not a dataset's name");
+	}
 
 	CHECK(mdfio_s3_status_errno(200) == 0 && mdfio_s3_status_errno(204) == 0, "2xx");
 	CHECK(mdfio_s3_status_errno(404) == ENOENT && mdfio_s3_status_errno(412) == EEXIST &&
