@@ -435,7 +435,7 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	struct s3_options *o = td->eo;
 	const struct mdfio_aws_options ao = { o->profile, o->region, o->endpoint, o->ca_bundle };
 	struct mdfio_s3_client *c;
-	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], line[MDFIO_S3_LINE_MAX], *url;
+	char err[MDFIO_AWS_TEXT_MAX + 256], d[128], line[MDFIO_S3_LINE_MAX], run_id[64], *url;
 	const char *pfx = o->prefix ? o->prefix : "", *host;
 	int virtual_host = 0, e;
 	size_t n, blen = 0;
@@ -517,7 +517,11 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 		mdfio_s3_client_free(c);
 		return e;
 	}
-	if (mdfio_s3_claim(c, root_fd, o->core.phase, line, sizeof(line))) {
+	if (mdfio_option_value("run_id", o->core.run_id ? o->core.run_id : "", run_id, sizeof(run_id))) {
+		mdfio_s3_client_free(c);
+		return 1;
+	}
+	if (mdfio_s3_claim(c, root_fd, o->core.phase, run_id, line, sizeof(line))) {
 		mdfio_error("%s", line);
 		mdfio_s3_client_free(c);
 		return 1;

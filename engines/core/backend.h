@@ -217,6 +217,9 @@ static inline uint64_t mdfio_now(void)
  * prints one line naming the option and returns 1 if s is not in range. */
 int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 		    uint64_t max, uint64_t *out);
+/* Copies the value of a "value|default" string option into out; one
+ * line and 1 if it does not fit. */
+int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
 
 /* An engine option, parsed by callback fn so that it takes value|default. */
 #define MDFIO_OPT(n, fn, defv, text) {					\

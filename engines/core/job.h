@@ -226,11 +226,9 @@ const char *mdfio_last_error(void);
  * (what this rank tells the run), not printed again; returns 1. */
 int mdfio_error_said(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* options.c: the engine options (mdfio_parse_u64: backend.h) */
+/* options.c: the engine options (mdfio_parse_u64, mdfio_option_value:
+ * backend.h) */
 extern const struct fio_option mdfio_core_options[];
-/* copies the value of a "value|default" option into out; one line and 1
- * if it does not fit */
-int mdfio_option_value(const char *name, const char *s, char *out, size_t len);
 
 /* fio_checks.c: fio's own options a job was given, against the table in
  * lib/fio_options.c: one line "mdfio: ..." and 1 for the first one

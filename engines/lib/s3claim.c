@@ -13,6 +13,8 @@
 #define CLAIM_KEY ".mdfio-namespace"
 #define CLAIM_KEY_BUCKETS ".mdfio-namespace-buckets"
 #define CLAIM_MAX 8192
+/* a field of a claim as printed: a host name, a run id or a path */
+#define FIELD_MAX 256
 
 /* Whether the marker of dataset name is there: the empty key mdfio makes
  * (s3.c). 1, 0, or minus an errno value with one line in msg. */
@@ -119,21 +121,65 @@ out:
 	return left;
 }
 
+/* The claim's text: who holds the namespace, one field a line. Only
+ * directory= decides whose it is (every rank and every phase of a run
+ * coordinates there); the run and the host say who to ask. */
+static int claim_text(struct mdfio_s3_client *c, const char *run_id, const char *dir)
+{
+	char host[FIELD_MAX] = "";
+	size_t n = strlen(dir) + strlen(run_id) + sizeof(host) + 96;
+
+	gethostname(host, sizeof(host) - 1);
+	c->claim = malloc(n);
+	if (!c->claim)
+		return 1;
+	snprintf(c->claim, n, "mdfio-s3 namespace\nrun=%s\nhost=%s\ndirectory=%s\n", run_id[0] ? run_id : "(unnamed)",
+		 host, dir);
+	return 0;
+}
+
+/* Reads the claim back: 0 if it holds dir, 1 if another's (its holder in
+ * who), minus an errno value if it cannot be read (ENOENT: there is
+ * none). */
+static int claim_holder(struct mdfio_s3_client *c, const char *dir, char *who, size_t who_len, CURLcode *rc,
+			long *status, size_t *blen)
+{
+	struct mdfio_s3_sink body = { NULL, 0, 0, 0, CLAIM_MAX, 1 };
+	char holder_dir[PATH_MAX], run[FIELD_MAX], host[FIELD_MAX];
+	int err = mdfio_s3_store_req(c, c->claim_url, MDFIO_S3_GET, c->hdr, &body, status, rc, blen);
+
+	if (err) {
+		free(body.buf);
+		return -err;
+	}
+	mdfio_s3_claim_field(body.buf, body.len, "directory", holder_dir, sizeof(holder_dir));
+	mdfio_s3_claim_field(body.buf, body.len, "run", run, sizeof(run));
+	mdfio_s3_claim_field(body.buf, body.len, "host", host, sizeof(host));
+	free(body.buf);
+	if (body.total <= CLAIM_MAX && holder_dir[0] && !strcmp(holder_dir, dir))
+		return 0;
+	snprintf(who, who_len, "run %s on host %s, coordinated in directory=%s", run[0] ? run : "(unnamed)",
+		 host[0] ? host : "(not said)", holder_dir[0] ? holder_dir : "(not said)");
+	return 1;
+}
+
 /* A precreate claims the namespace for its directory= (If-None-Match: *;
  * a claim that holds this directory is its own, made by another rank or
- * by a request libcurl sent again); every other phase refuses a claim
- * for another directory. Compared by the path of directory=, so every
- * host of a run must see it at one path. */
-int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, char *msg, size_t len)
+ * by a request libcurl sent again), and reads it back: a server that
+ * answered the PUT without honouring the condition may have let another
+ * run's claim replace it. Every other phase refuses a claim for another
+ * directory. Compared by the path of directory=, so every host of a run
+ * must see it at one path. */
+int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, const char *run_id, char *msg,
+		   size_t len)
 {
-	char link[64], dir[PATH_MAX], d[128];
-	struct mdfio_s3_sink body = { NULL, 0, 0, 0, CLAIM_MAX, 1 };
+	char link[64], dir[PATH_MAX], d[128], who[PATH_MAX + 2 * FIELD_MAX + 64];
 	const char *key = c->per_bucket ? CLAIM_KEY_BUCKETS : CLAIM_KEY;
 	long status = 0;
 	CURLcode rc = CURLE_OK;
-	size_t blen = 0, n;
+	size_t blen = 0;
 	ssize_t dlen;
-	int err, same;
+	int err;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
 	dlen = readlink(link, dir, sizeof(dir) - 1);
@@ -143,45 +189,36 @@ int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, c
 		return 1;
 	}
 	dir[dlen] = 0;
-	n = (size_t)dlen + 64;
-	c->claim = malloc(n);
 	c->claim_url = malloc(strlen(c->base) + strlen(c->prefix) + strlen(key) + 2);
-	if (!c->claim || !c->claim_url) {
+	if (!c->claim_url || claim_text(c, run_id, dir)) {
 		snprintf(msg, len, "out of memory");
 		return 1;
 	}
-	snprintf(c->claim, n, "mdfio-s3 namespace; directory=%s\n", dir);
 	sprintf(c->claim_url, "%s/%s%s", c->base, c->prefix, key);
 	if (phase == MDFIO_PRECREATE + 1) {
 		err = mdfio_s3_store_req_body(c, c->claim_url, MDFIO_S3_PUT, c->hdr_put, c->claim, strlen(c->claim),
 					      NULL, &status, &rc, &blen);
-		c->claim_may_go = 1;
-		if (!err)
-			return 0;
-		if (err != EEXIST) {
+		if (err && err != EEXIST) {
+			c->claim_may_go = 1;
 			snprintf(msg, len, "%s: cannot claim the namespace (key %s%s): %s", c->where, c->prefix, key,
 				 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
 			return 1;
 		}
 	}
-	err = mdfio_s3_store_req(c, c->claim_url, MDFIO_S3_GET, c->hdr, &body, &status, &rc, &blen);
-	if (err == ENOENT) {
+	err = claim_holder(c, dir, who, sizeof(who), &rc, &status, &blen);
+	if (err == -ENOENT) {
 		/* none: the core's checks of the datasets decide */
 		c->claim_may_go = phase == MDFIO_CLEANUP + 1;
-		free(body.buf);
 		return 0;
 	}
-	same = !err && body.total == strlen(c->claim) && body.len == body.total &&
-	       !memcmp(body.buf, c->claim, body.len);
-	free(body.buf);
-	if (err) {
+	if (err < 0) {
 		snprintf(msg, len, "%s: cannot read the namespace's claim (key %s%s): %s", c->where, c->prefix, key,
 			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
 		return 1;
 	}
-	if (!same) {
-		snprintf(msg, len, "%s: the namespace is claimed by a run coordinated in another directory= than %s (key %s%s of bucket %s says which); refusing (nothing was touched)",
-			 c->where, dir, c->prefix, key, c->bucket);
+	if (err) {
+		snprintf(msg, len, "%s: the namespace is claimed by %s, not this run's directory=%s (key %s%s of bucket %s); refusing (nothing was touched)",
+			 c->where, who, dir, c->prefix, key, c->bucket);
 		return 1;
 	}
 	c->claim_may_go = phase == MDFIO_CLEANUP + 1 || phase == MDFIO_PRECREATE + 1;

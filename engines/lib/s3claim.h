@@ -11,10 +11,12 @@
 
 #include "s3http.h"
 
-/* A precreate claims the namespace (phase is 1 + an enum mdfio_phase);
- * every other phase refuses a claim for another directory. root_fd is
- * directory=, open. 0, or 1 with one line in msg. */
-int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, char *msg, size_t len);
+/* A precreate claims the namespace (phase is 1 + an enum mdfio_phase)
+ * for run_id ("": unnamed), this host and directory=, open in root_fd;
+ * every phase refuses a claim for another directory=. 0, or 1 with one
+ * line in msg that names the holder's run, host and directory=. */
+int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, const char *run_id, char *msg,
+		   size_t len);
 
 /* Whether a dataset of the namespace is left (any rank's, index below
  * c->datasets, its marker there): 1, 0, or minus an errno value with one

@@ -139,6 +139,31 @@ int mdfio_s3_dataset_named(const char *s, const char *head, char sep, char end, 
 	return 1;
 }
 
+void mdfio_s3_claim_field(const char *body, size_t len, const char *name, char *out, size_t out_len)
+{
+	size_t n = strlen(name), i = 0, o = 0;
+
+	out[0] = 0;
+	while (i < len) {
+		size_t eol = i;
+
+		while (eol < len && body[eol] != '\n')
+			eol++;
+		/* a field starts a line, or follows "; " in one: the one-line
+		 * claim "mdfio-s3 namespace; directory=..." of earlier builds */
+		for (; i + n < eol; i++) {
+			if ((i && body[i - 1] != '\n' && (i < 2 || memcmp(body + i - 2, "; ", 2))) ||
+			    memcmp(body + i, name, n) || body[i + n] != '=')
+				continue;
+			for (i += n + 1; i < eol && o + 1 < out_len; i++)
+				out[o++] = body[i] >= 0x20 && body[i] < 0x7f ? body[i] : '?';
+			out[o] = 0;
+			return;
+		}
+		i = eol + 1;
+	}
+}
+
 int mdfio_s3_status_errno(long status)
 {
 	if (status >= 200 && status < 300)

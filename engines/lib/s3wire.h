@@ -40,6 +40,12 @@ void mdfio_s3_code(const char *body, size_t len, char *out);
 int mdfio_s3_dataset_named(const char *s, const char *head, char sep, char end, unsigned long *rank,
 			   unsigned long *d);
 
+/* The value of the line "<name>=<value>" of a claim's text body[0..len)
+ * into out (len bytes, cut to fit): printable ASCII only, any other byte
+ * '?', so that a key someone else wrote prints as one line; "" if there
+ * is no such line. */
+void mdfio_s3_claim_field(const char *body, size_t len, const char *name, char *out, size_t out_len);
+
 /* The errno value of an HTTP status: 0 for 2xx. */
 int mdfio_s3_status_errno(long status);
 

@@ -235,8 +235,10 @@ def test_a_second_run_on_a_live_namespace_is_refused(s3, tmpfs, tmp_path):
     run = run_fio(s3_job(["precreate"], second, **opts), tmp_path, env=env, check=False)
     assert run.rc != 0
     assert run.mdfio_lines()[0] == \
-        f"mdfio: s3://mdfio-test/live: the namespace is claimed by a run coordinated in another directory= than {second} (key live/{CLAIM} of bucket mdfio-test says which); refusing (nothing was touched)"
-    assert s3.request("GET", f"/{BUCKET}/live/{CLAIM}")[1] == f"mdfio-s3 namespace; directory={first}\n".encode()
+        f"mdfio: s3://mdfio-test/live: the namespace is claimed by run (unnamed) on host {socket.gethostname()}, " \
+        f"coordinated in directory={first}, not this run's directory={second} (key live/{CLAIM} of bucket " \
+        "mdfio-test); refusing (nothing was touched)"
+    assert f"\ndirectory={first}\n".encode() in s3.request("GET", f"/{BUCKET}/live/{CLAIM}")[1]
     # nor can a cleanup from there remove what it has no status of
     assert run_fio(s3_job(["cleanup"], second, **opts), tmp_path, env=env, check=False).rc != 0
     assert s3.keys(BUCKET) == before and (first / "mdfio.status").read_text() == status

@@ -1,8 +1,76 @@
 """mdfio-s3's claim of a namespace and what it relies on
-(engines/lib/s3claim.c), against versitygw (tools/mdfio/versitygw.py):
-only what mdfio made holds the claim."""
+(engines/lib/s3claim.c), against versitygw (tools/mdfio/versitygw.py),
+some of it through a relay that plays a server which breaks S3's rules:
+only what mdfio made holds the claim, and the claim names its holder and
+is read back."""
+import contextlib
+import re
+import socket
+import threading
+
 from conftest import after_cleanup, run_fio
 from test_s3 import BUCKET, CLAIM, FOREIGN, s3_job, serving
+
+
+class Relay:
+    """A TCP relay on a free loopback port in front of the server. edit
+    rewrites each piece the client sends; answering(request), if given,
+    runs when the answer to a request (the piece that began it) comes back,
+    before the client sees it. Every piece sent is kept in sent."""
+
+    def __init__(self, port, edit=None, answering=None):
+        self.target, self.edit, self.answering = port, edit, answering
+        self.sent = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            asked = []
+            threading.Thread(target=self.pipe, args=(client, server, asked, True), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, asked, False), daemon=True).start()
+
+    def pipe(self, src, dst, asked, asking):
+        try:
+            while data := src.recv(65536):
+                if asking:
+                    data = self.edit(data) if self.edit else data
+                    self.sent.append(data)
+                    if re.match(rb"[A-Z]+ /", data):
+                        asked.append(data)
+                elif asked and self.answering:
+                    self.answering(asked.pop())
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self):
+        self.listener.close()
+
+
+@contextlib.contextmanager
+def relay(srv, **kw):
+    r = Relay(srv.port, **kw)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def refusal(run):
+    assert run.rc != 0, run.stderr
+    return run.mdfio_lines()[0]
 
 
 def test_a_key_named_like_a_dataset_never_holds_the_claim(tmpfs, tmp_path):
@@ -27,3 +95,54 @@ def test_a_key_named_like_a_dataset_never_holds_the_claim(tmpfs, tmp_path):
         run_fio(s3_job(["precreate", "cleanup"], second, **opts), tmp_path, env=env, check=True)
         assert s3.keys(BUCKET) == sorted([FOREIGN] + theirs)
         assert after_cleanup(first) == [] and after_cleanup(second) == []
+
+
+def test_the_claim_names_its_holder(tmpfs, tmp_path):
+    """The claim holds the run's run_id, host and directory=; a precreate
+    from another directory= is refused by a line that names all three."""
+    opts = dict(datasets=1, precreate_per_set=2, prefix="named")
+    with serving() as s3:
+        env = s3.env()
+        first, second = tmpfs / "first", tmpfs / "second"
+        first.mkdir()
+        second.mkdir()
+        run_fio(s3_job(["precreate"], first, run_id="alpha", **opts), tmp_path, env=env, check=True)
+        host = socket.gethostname()
+        status, text = s3.request("GET", f"/{BUCKET}/named/{CLAIM}")
+        assert status == 200 and text.decode() == \
+            f"mdfio-s3 namespace\nrun=alpha\nhost={host}\ndirectory={first}\n"
+        before = s3.keys(BUCKET)
+        run = run_fio(s3_job(["precreate"], second, run_id="beta", **opts), tmp_path, env=env, check=False)
+        assert refusal(run) == \
+            f"mdfio: s3://{BUCKET}/named: the namespace is claimed by run alpha on host {host}, coordinated in " \
+            f"directory={first}, not this run's directory={second} (key named/{CLAIM} of bucket {BUCKET}); " \
+            "refusing (nothing was touched)"
+        assert s3.keys(BUCKET) == before
+        run_fio(s3_job(["cleanup"], first, **opts), tmp_path, env=env, check=True)
+        assert s3.keys(BUCKET) == [FOREIGN]
+
+
+def test_a_claim_replaced_after_its_put_is_refused(tmpfs, tmp_path):
+    """The claim's PUT is answered 200, but before the run reads it back
+    another run's claim has replaced it (as on a server that let that
+    run's conditional PUT through): the run is refused, naming the other
+    holder, and makes no dataset; the other claim stays."""
+    other = b"mdfio-s3 namespace\nrun=beta\nhost=elsewhere\ndirectory=/elsewhere\n"
+    key = f"back/{CLAIM}"
+    with serving() as s3:
+        def replace_claim(request):
+            if request.startswith(f"PUT /{BUCKET}/{key} ".encode()):
+                s3.put(BUCKET, key, other)
+
+        with relay(s3, answering=replace_claim) as r:
+            root = tmpfs / "root"
+            root.mkdir()
+            env = dict(s3.env(), AWS_ENDPOINT_URL_S3=r.endpoint)
+            run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2, prefix="back"), tmp_path,
+                          env=env, check=False)
+        assert refusal(run) == \
+            f"mdfio: s3://{BUCKET}/back: the namespace is claimed by run beta on host elsewhere, coordinated in " \
+            f"directory=/elsewhere, not this run's directory={root} (key {key} of bucket {BUCKET}); " \
+            "refusing (nothing was touched)"
+        assert s3.keys(BUCKET) == sorted([FOREIGN, key])
+        assert s3.request("GET", f"/{BUCKET}/{key}") == (200, other)

@@ -1,6 +1,6 @@
 /* mdfio-s3's text besides the objects (lib/s3wire.c): names, encoding,
  * the XML it reads, that nothing but an error's Code is taken from a
- * body, and the names of datasets. */
+ * body, the names of datasets, and a claim's fields. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +71,25 @@ int main(void)
 		      !mdfio_s3_dataset_named("b-7-9x", "b-", '-', 0, &r, &d) &&
 		      !mdfio_s3_dataset_named("run/12345678901_0/", "run/", '_', '/', &r, &d),
 		      "not a dataset's name");
+	}
+	{
+		static const char claim[] = "mdfio-s3 namespace\nrun=job-42\nhost=node\x01" "7\ndirectory=/mnt/a; b\n";
+		static const char older[] = "mdfio-s3 namespace; directory=/old/dir\n";
+
+		mdfio_s3_claim_field(claim, sizeof(claim) - 1, "directory", out, sizeof(out));
+		CHECK(!strcmp(out, "/mnt/a; b"), "directory: %s", out);
+		mdfio_s3_claim_field(claim, sizeof(claim) - 1, "run", out, sizeof(out));
+		CHECK(!strcmp(out, "job-42"), "run: %s", out);
+		mdfio_s3_claim_field(claim, sizeof(claim) - 1, "host", out, sizeof(out));
+		CHECK(!strcmp(out, "node?7"), "host, printable only: %s", out);
+		mdfio_s3_claim_field(claim, sizeof(claim) - 1, "dir", out, sizeof(out));
+		CHECK(!out[0], "no field dir: %s", out);
+		mdfio_s3_claim_field(claim, sizeof(claim) - 1, "directory", out, 5);
+		CHECK(!strcmp(out, "/mnt"), "cut to fit: %s", out);
+		mdfio_s3_claim_field(older, sizeof(older) - 1, "directory", out, sizeof(out));
+		CHECK(!strcmp(out, "/old/dir"), "an earlier build's claim: %s", out);
+		mdfio_s3_claim_field(claim, 24, "run", out, sizeof(out));
+		CHECK(!strcmp(out, "j"), "a body cut short: %s", out);
 	}
 
 	CHECK(mdfio_s3_status_errno(200) == 0 && mdfio_s3_status_errno(204) == 0, "2xx");
