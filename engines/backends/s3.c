@@ -517,6 +517,15 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 		mdfio_s3_client_free(c);
 		return e;
 	}
+	/* every phase that makes keys relies on If-None-Match: * never to
+	 * replace one; a server that ignores it is refused before the claim,
+	 * which relies on it too */
+	if ((o->core.phase == MDFIO_PRECREATE + 1 || o->core.phase == MDFIO_BENCHMARK + 1) &&
+	    mdfio_s3_check_if_none_match(c, line, sizeof(line))) {
+		mdfio_error("%s", line);
+		mdfio_s3_client_free(c);
+		return 1;
+	}
 	if (mdfio_option_value("run_id", o->core.run_id ? o->core.run_id : "", run_id, sizeof(run_id))) {
 		mdfio_s3_client_free(c);
 		return 1;

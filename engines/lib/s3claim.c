@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "status.h"
@@ -223,6 +224,66 @@ int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, c
 	}
 	c->claim_may_go = phase == MDFIO_CLEANUP + 1 || phase == MDFIO_PRECREATE + 1;
 	return 0;
+}
+
+/* A second conditional PUT of a key this check made must find it there
+ * (412). A server that answers it 200 replaced the key: it would replace
+ * every key mdfio means only to make, someone else's too. */
+int mdfio_s3_check_if_none_match(struct mdfio_s3_client *c, char *msg, size_t len)
+{
+	static const char text[] = "mdfio-s3: a check that PUT with If-None-Match: * never replaces a key\n";
+	char host[FIELD_MAX] = "", key[FIELD_MAX + 64], *url, d[128];
+	struct timespec ts;
+	long status = 0;
+	CURLcode rc = CURLE_OK;
+	size_t n, blen = 0;
+	int err, again;
+
+	gethostname(host, sizeof(host) - 1);
+	for (n = 0; host[n]; n++)
+		if (!((host[n] >= 'a' && host[n] <= 'z') || (host[n] >= 'A' && host[n] <= 'Z') ||
+		      (host[n] >= '0' && host[n] <= '9') || host[n] == '-' || host[n] == '.'))
+			host[n] = '-';
+	/* a name no one else has: this host and process, now */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(key, sizeof(key), ".mdfio-check-%s-%ld-%lld%09ld", host, (long)getpid(), (long long)ts.tv_sec,
+		 ts.tv_nsec);
+	n = strlen(c->base) + strlen(c->prefix) + strlen(key) + 2;
+	url = malloc(n);
+	if (!url) {
+		snprintf(msg, len, "out of memory");
+		return 1;
+	}
+	snprintf(url, n, "%s/%s%s", c->base, c->prefix, key);
+	err = mdfio_s3_store_req_body(c, url, MDFIO_S3_PUT, c->hdr_put, text, sizeof(text) - 1, NULL, &status, &rc,
+				      &blen);
+	if (err) {
+		/* not made: nothing to delete */
+		snprintf(msg, len, "endpoint %s, bucket %s: cannot make the key %s%s that checks If-None-Match: %s",
+			 c->endpoint, c->bucket, c->prefix, key,
+			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
+		free(url);
+		return 1;
+	}
+	again = mdfio_s3_store_req_body(c, url, MDFIO_S3_PUT, c->hdr_put, text, sizeof(text) - 1, NULL, &status,
+					&rc, &blen);
+	if (again == EEXIST) {
+		msg[0] = 0;
+	} else if (!again) {
+		snprintf(msg, len, "endpoint %s does not honour If-None-Match: * (a conditional PUT replaced a key that exists): mdfio-s3 would overwrite keys it did not make; refusing (nothing was touched)",
+			 c->endpoint);
+	} else {
+		snprintf(msg, len, "endpoint %s, bucket %s: cannot check If-None-Match: %s", c->endpoint, c->bucket,
+			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
+	}
+	/* the key this check made, and no other */
+	err = mdfio_s3_store_req(c, url, MDFIO_S3_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	if (err && !msg[0])
+		snprintf(msg, len, "endpoint %s, bucket %s: cannot delete the key %s%s that checked If-None-Match: %s",
+			 c->endpoint, c->bucket, c->prefix, key,
+			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
+	free(url);
+	return msg[0] != 0;
 }
 
 /* After a cleanup that emptied the namespace, or a precreate that was

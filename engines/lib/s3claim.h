@@ -18,6 +18,13 @@
 int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, const char *run_id, char *msg,
 		   size_t len);
 
+/* Whether the endpoint honours If-None-Match: *, on which every claim,
+ * marker and object mdfio makes relies so as never to replace a key: a
+ * key of the check's own, made under the prefix, PUT again with it must
+ * be refused (412); then that key, and only it, is deleted. 0, or 1
+ * with one line in msg. */
+int mdfio_s3_check_if_none_match(struct mdfio_s3_client *c, char *msg, size_t len);
+
 /* Whether a dataset of the namespace is left (any rank's, index below
  * c->datasets, its marker there): 1, 0, or minus an errno value with one
  * line in msg. */

@@ -1,8 +1,8 @@
 """mdfio-s3's claim of a namespace and what it relies on
 (engines/lib/s3claim.c), against versitygw (tools/mdfio/versitygw.py),
 some of it through a relay that plays a server which breaks S3's rules:
-only what mdfio made holds the claim, and the claim names its holder and
-is read back."""
+only what mdfio made holds the claim, the claim names its holder and is
+read back, and a server that ignores If-None-Match: * is refused."""
 import contextlib
 import re
 import socket
@@ -66,6 +66,25 @@ def relay(srv, **kw):
         yield r
     finally:
         r.close()
+
+
+def without_if_none_match(srv):
+    """An edit for Relay: a request's head without If-None-Match, signed
+    again for what is left (libcurl signs every header it is given)."""
+    def edit(data):
+        head, blank, body = data.partition(b"\r\n\r\n")
+        if not blank or not re.match(rb"[A-Z]+ /", head) or b"\r\nif-none-match:" not in head.lower():
+            return data
+        first, *lines = head.decode().split("\r\n")
+        fields = [(k, v.strip()) for k, v in (line.split(":", 1) for line in lines) if k.lower() != "if-none-match"]
+        value = {k.lower(): v for k, v in fields}
+        names = re.search(r"SignedHeaders=([^,]+)", value["authorization"]).group(1).split(";")
+        method, target, _ = first.split(" ")
+        path, _, query = target.partition("?")
+        auth = srv.authorization(method, path, query, {n: value[n] for n in names if n != "if-none-match"})
+        fields = [(k, auth if k.lower() == "authorization" else v) for k, v in fields]
+        return "\r\n".join([first] + [f"{k}: {v}" for k, v in fields]).encode() + blank + body
+    return edit
 
 
 def refusal(run):
@@ -146,3 +165,28 @@ def test_a_claim_replaced_after_its_put_is_refused(tmpfs, tmp_path):
             "refusing (nothing was touched)"
         assert s3.keys(BUCKET) == sorted([FOREIGN, key])
         assert s3.request("GET", f"/{BUCKET}/{key}") == (200, other)
+
+
+def test_a_server_that_ignores_if_none_match_is_refused(tmpfs, tmp_path):
+    """A relay that strips If-None-Match from every request plays a server
+    that ignores it: the precreate is refused by one line naming the
+    endpoint before it claims or makes anything, the key of the check is
+    deleted, and the foreign key keeps its content. Straight to the
+    server, the same job runs."""
+    opts = dict(datasets=1, precreate_per_set=2, prefix="inm")
+    with serving() as s3:
+        root = tmpfs / "root"
+        root.mkdir()
+        with relay(s3, edit=without_if_none_match(s3)) as r:
+            env = dict(s3.env(), AWS_ENDPOINT_URL_S3=r.endpoint)
+            run = run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=False)
+        assert any(re.match(rb"PUT /\S+/inm/\.mdfio-check-", piece) for piece in r.sent)
+        assert not any(re.search(rb"(?i)if-none-match", piece.partition(b"\r\n\r\n")[0]) for piece in r.sent)
+        assert refusal(run) == \
+            f"mdfio: endpoint {r.endpoint} does not honour If-None-Match: * (a conditional PUT replaced a key " \
+            "that exists): mdfio-s3 would overwrite keys it did not make; refusing (nothing was touched)"
+        assert s3.keys(BUCKET) == [FOREIGN]
+        assert s3.request("GET", f"/{BUCKET}/{FOREIGN}") == (200, b"precious")
+        assert after_cleanup(root) == []
+        run_fio(s3_job(["precreate", "cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
+        assert s3.keys(BUCKET) == [FOREIGN]

@@ -84,26 +84,34 @@ class Server:
         return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
                 "AWS_REGION": REGION, "AWS_ENDPOINT_URL_S3": self.endpoint}
 
+    def authorization(self, method: str, quoted_path: str, canonical_query: str, signed: dict[str, str]) -> str:
+        """The Authorization header (AWS Signature Version 4) of a request
+        whose signed headers are signed (lowercase names; x-amz-date and
+        x-amz-content-sha256 among them), its path and query as sent."""
+        amz_date, payload = signed["x-amz-date"], signed["x-amz-content-sha256"]
+        day = amz_date[:8]
+        names = sorted(signed)
+        canonical = "\n".join([method, quoted_path, canonical_query, *(f"{n}:{signed[n].strip()}" for n in names),
+                               "", ";".join(names), payload])
+        scope = f"{day}/{REGION}/s3/aws4_request"
+        to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+        key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode(), day), REGION), "s3"), "aws4_request")
+        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        return (f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
+                f"SignedHeaders={';'.join(names)}, Signature={signature}")
+
     def request(self, method: str, path: str, query: dict[str, str] | None = None,
                 body: bytes = b"", headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """One signed path-style request; (status, body)."""
         now = datetime.datetime.now(datetime.timezone.utc)
-        amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
+        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
         quoted = urllib.parse.quote(path, safe="/-_.~")
         canonical_query = "&".join(f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}"
                                    for k, v in sorted((query or {}).items()))
         payload = hashlib.sha256(body).hexdigest()
         hdrs = {"host": f"{self.host}:{self.port}", "x-amz-date": amz_date, "x-amz-content-sha256": payload}
         hdrs.update({k.lower(): v for k, v in (headers or {}).items()})
-        names = sorted(hdrs)
-        canonical = "\n".join([method, quoted, canonical_query, *(f"{n}:{hdrs[n].strip()}" for n in names), "",
-                               ";".join(names), payload])
-        scope = f"{day}/{REGION}/s3/aws4_request"
-        to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-        key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode(), day), REGION), "s3"), "aws4_request")
-        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-        hdrs["authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
-                                 f"SignedHeaders={';'.join(names)}, Signature={signature}")
+        hdrs["authorization"] = self.authorization(method, quoted, canonical_query, hdrs)
         url = f"{self.endpoint}{quoted}" + (f"?{canonical_query}" if canonical_query else "")
         req = urllib.request.Request(url, data=body if method in ("PUT", "POST") else None, method=method,
                                      headers={k: v for k, v in hdrs.items() if k != "host"})
