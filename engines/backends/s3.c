@@ -195,7 +195,7 @@ static int bucket_there(struct mdfio_s3_client *c, const char *name)
  * that holds keys. */
 static int bucket_req(struct mdfio_s3_client *c, const char *name, enum mdfio_s3_method m)
 {
-	char *url = malloc(mdfio_s3_url_room(c));
+	char *url = malloc(mdfio_s3_url_room(c)), where[sizeof(c->aws.region) + 160] = "";
 	long status;
 	CURLcode rc;
 	size_t blen;
@@ -204,7 +204,13 @@ static int bucket_req(struct mdfio_s3_client *c, const char *name, enum mdfio_s3
 	if (!url)
 		return ENOMEM;
 	mdfio_s3_dataset_url(c, name, url, mdfio_s3_url_room(c));
-	err = mdfio_s3_store_req(c, url, m, c->hdr, NULL, &status, &rc, &blen);
+	/* S3 makes a bucket in us-east-1 unless the request names another
+	 * region in its body, and refuses a body that names us-east-1 */
+	if (m == MDFIO_S3_PUT && strcmp(c->aws.region, "us-east-1"))
+		snprintf(where, sizeof(where),
+			 "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+			 "<LocationConstraint>%s</LocationConstraint></CreateBucketConfiguration>", c->aws.region);
+	err = mdfio_s3_store_req_body(c, url, m, c->hdr, where, strlen(where), NULL, &status, &rc, &blen);
 	free(url);
 	if (err && rc == CURLE_OK && status == 409)
 		return m == MDFIO_S3_PUT ? EEXIST : ENOTEMPTY;

@@ -2,7 +2,8 @@
 (engines/lib/s3claim.c), against versitygw (tools/mdfio/versitygw.py),
 some of it through a relay that plays a server which breaks S3's rules:
 only what mdfio made holds the claim, the claim names its holder and is
-read back, and a server that ignores If-None-Match: * is refused."""
+read back, a server that ignores If-None-Match: * is refused, and a
+bucket made outside us-east-1 names its region."""
 import contextlib
 import re
 import socket
@@ -190,3 +191,24 @@ def test_a_server_that_ignores_if_none_match_is_refused(tmpfs, tmp_path):
         assert after_cleanup(root) == []
         run_fio(s3_job(["precreate", "cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
         assert s3.keys(BUCKET) == [FOREIGN]
+
+
+def test_a_bucket_outside_us_east_1_names_its_region(tmpfs, tmp_path):
+    """bucket_per_dataset=1 against a server in eu-west-1 (versitygw
+    refuses a CreateBucketConfiguration that does not name its region):
+    each CreateBucket carries the LocationConstraint, and the cycle
+    works."""
+    R, D = 2, 2
+    opts = dict(numjobs=R, datasets=D, precreate_per_set=3, steps_per_set=2, bucket_per_dataset=1)
+    with serving(region="eu-west-1") as s3:
+        root = tmpfs / "root"
+        root.mkdir()
+        with relay(s3) as r:
+            env = dict(s3.env(), AWS_ENDPOINT_URL_S3=r.endpoint)
+            assert env["AWS_REGION"] == "eu-west-1"
+            run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=env, check=True)
+            sent = b"".join(r.sent)
+            assert s3.buckets() == sorted([BUCKET] + [f"{BUCKET}-{k}-{d}" for k in range(R) for d in range(D)])
+            assert sent.count(b"<LocationConstraint>eu-west-1</LocationConstraint>") == R * D, sent[-2000:]
+            run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=env, check=True)
+        assert s3.buckets() == [BUCKET] and s3.keys(BUCKET) == [FOREIGN]

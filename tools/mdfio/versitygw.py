@@ -73,6 +73,7 @@ class Server:
     secret_key: str
     host: str = ADDRESS
     ca: Path | None = None      # https: the certificate that verifies it
+    region: str = REGION        # what it serves and checks signatures for
 
     @property
     def endpoint(self) -> str:
@@ -82,7 +83,7 @@ class Server:
         """The environment a client of this server takes its credentials,
         region and endpoint from."""
         return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
-                "AWS_REGION": REGION, "AWS_ENDPOINT_URL_S3": self.endpoint}
+                "AWS_REGION": self.region, "AWS_ENDPOINT_URL_S3": self.endpoint}
 
     def authorization(self, method: str, quoted_path: str, canonical_query: str, signed: dict[str, str]) -> str:
         """The Authorization header (AWS Signature Version 4) of a request
@@ -93,9 +94,9 @@ class Server:
         names = sorted(signed)
         canonical = "\n".join([method, quoted_path, canonical_query, *(f"{n}:{signed[n].strip()}" for n in names),
                                "", ";".join(names), payload])
-        scope = f"{day}/{REGION}/s3/aws4_request"
+        scope = f"{day}/{self.region}/s3/aws4_request"
         to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
-        key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode(), day), REGION), "s3"), "aws4_request")
+        key = _sign(_sign(_sign(_sign(("AWS4" + self.secret_key).encode(), day), self.region), "s3"), "aws4_request")
         signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
         return (f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
                 f"SignedHeaders={';'.join(names)}, Signature={signature}")
@@ -169,11 +170,12 @@ class Server:
 
 @contextlib.contextmanager
 def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
-           extra_args: tuple[str, ...] = (), tls: bool = False) -> Iterator[Server]:
+           extra_args: tuple[str, ...] = (), tls: bool = False, region: str = REGION) -> Iterator[Server]:
     """A versitygw of its own on a free port of 127.0.0.1, serving a fresh
     directory under /tmp, with random keys (given in its environment, never
-    on its command line); killed, and its directory removed, on every exit
-    path."""
+    on its command line), in region (which a CreateBucket's
+    LocationConstraint must name, unless us-east-1); killed, and its
+    directory removed, on every exit path."""
     why = need_versitygw(source_root)
     if why:
         raise RuntimeError(why)
@@ -197,10 +199,10 @@ def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
             # --keep-alive: as S3 services do; versitygw closes every
             # connection after one request by default
             proc = subprocess.Popen([str(binary(source_root)), "--port", f"{ADDRESS}:{port}", "--keep-alive",
-                                     *extra_args,
+                                     "--region", region, *extra_args,
                                      "posix", str(backing)],
                                     env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        srv = Server(proc, backing, port, access, secret, ca=ca)
+        srv = Server(proc, backing, port, access, secret, ca=ca, region=region)
         deadline = time.monotonic() + timeout
         while not srv.answers():
             if proc.poll() is not None:
