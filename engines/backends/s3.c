@@ -525,8 +525,9 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 	}
 	/* every phase that makes keys relies on If-None-Match: * never to
 	 * replace one; a server that ignores it is refused before the claim,
-	 * which relies on it too */
-	if ((o->core.phase == MDFIO_PRECREATE + 1 || o->core.phase == MDFIO_BENCHMARK + 1) &&
+	 * which relies on it too. A read-only benchmark makes none, and may
+	 * run with keys that cannot write. */
+	if ((o->core.phase == MDFIO_PRECREATE + 1 || (o->core.phase == MDFIO_BENCHMARK + 1 && !o->core.read_only)) &&
 	    mdfio_s3_check_if_none_match(c, line, sizeof(line))) {
 		mdfio_error("%s", line);
 		mdfio_s3_client_free(c);

@@ -173,7 +173,8 @@ def test_a_server_that_ignores_if_none_match_is_refused(tmpfs, tmp_path):
     that ignores it: the precreate is refused by one line naming the
     endpoint before it claims or makes anything, the key of the check is
     deleted, and the foreign key keeps its content. Straight to the
-    server, the same job runs."""
+    server, the same job runs; a read-only benchmark, which makes no key,
+    runs through the relay too."""
     opts = dict(datasets=1, precreate_per_set=2, prefix="inm")
     with serving() as s3:
         root = tmpfs / "root"
@@ -189,7 +190,14 @@ def test_a_server_that_ignores_if_none_match_is_refused(tmpfs, tmp_path):
         assert s3.keys(BUCKET) == [FOREIGN]
         assert s3.request("GET", f"/{BUCKET}/{FOREIGN}") == (200, b"precious")
         assert after_cleanup(root) == []
-        run_fio(s3_job(["precreate", "cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
+        # a read-only benchmark makes no key, and is not checked
+        run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=s3.env(), check=True)
+        with relay(s3, edit=without_if_none_match(s3)) as r:
+            env = dict(s3.env(), AWS_ENDPOINT_URL_S3=r.endpoint)
+            run_fio(s3_job(["benchmark"], root, read_only=1, steps_per_set=2, **opts), tmp_path, env=env,
+                    check=True)
+            assert not any(re.match(rb"PUT ", piece) for piece in r.sent)
+        run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
         assert s3.keys(BUCKET) == [FOREIGN]
 
 
