@@ -173,13 +173,6 @@ def not_on_s3(why):
         S3, marks=pytest.mark.skip(reason=f"mdfio-s3: {why}"))], indirect=True)
 
 
-def fails_on_s3(why):
-    """The engine parametrization of a test that mdfio-s3 fails for a known
-    reason, why: expected to fail there (strictly: a pass says it is fixed)."""
-    return pytest.mark.parametrize("engine", [*ENGINES, NR_IOS, pytest.param(
-        S3, marks=pytest.mark.xfail(reason=f"mdfio-s3: {why}", strict=True))], indirect=True)
-
-
 def fio_env(extra=None):
     env = dict(os.environ)
     preload = os.environ.get("MDFIO_PRELOAD")

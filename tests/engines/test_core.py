@@ -16,7 +16,7 @@ import pytest
 
 import mdfio.fio
 from conftest import (SANITIZER_REPORT, but_killed_updates, edit_status, engine_opts, engine_path,
-                      expected, fails_on_s3, fio_env, job, kill_fio_when, not_on_s3, old_status, run_fio, store_view)
+                      expected, fio_env, job, kill_fio_when, not_on_s3, old_status, run_fio, store_view)
 
 D, P, I = 3, 8, 3
 
@@ -115,8 +115,6 @@ def test_foreign_files_survive_every_phase(tmpfs, tmp_path, engine):
     assert ns.snapshot() == before
 
 
-@fails_on_s3("the refused precreate leaves the claim .mdfio-namespace it made: the keys under 1_2/ count "
-             "as a dataset left (datasets_left), so s3_close keeps it")
 def test_preexisting_object_name_is_refused_before_anything_is_touched(tmpfs, tmp_path, engine):
     ns = store_view(tmpfs, engine)
     ns.put("1_2/file-0", b"precious")
