@@ -11,11 +11,12 @@
 /* The first error of an operation: kept for the report at the job's end
  * (the only place an object's full path is made). */
 void __attribute__((cold, noinline))
-mdfio_count_error(struct mdfio_op_errors *c, int err, const char *dir, const char *name)
+mdfio_count_error(struct mdfio_op_errors *c, int err, const char *why, const char *dir, const char *name)
 {
 	if (!c->count++) {
 		c->first_errno = err;
 		snprintf(c->first_path, sizeof(c->first_path), "%s/%s", dir, name);
+		snprintf(c->first_why, sizeof(c->first_why), "%s", why ? why : "");
 	}
 	if (MDFIO_IS_NOT_OBJECT(err) && !c->first_alien) {
 		c->first_alien = err;
@@ -25,16 +26,17 @@ mdfio_count_error(struct mdfio_op_errors *c, int err, const char *dir, const cha
 
 /* The dataset's path is made here, off the hot path, from its name. */
 void __attribute__((cold, noinline))
-mdfio_op_failed(struct mdfio_job *j, enum mdfio_op op, int err, const char *dataset,
-		const char *name)
+mdfio_op_failed(struct mdfio_job *j, enum mdfio_op op, int err, const char *why,
+		const char *dataset, const char *name)
 {
 	const char *dir = dataset - j->dset_name_at;
+	char text[256];
 
-	mdfio_count_error(&j->op[op], err, dir, name);
+	mdfio_count_error(&j->op[op], err, why, dir, name);
 	if (mdfio_store_unreachable(err))
-		mdfio_store_lost(j, op, err, dir, name);
+		mdfio_store_lost(j, op, mdfio_err_why(err, why, text, sizeof(text)), dir, name);
 	else if (op == MDFIO_OP_CREATE && !j->ignore_create_errors)
-		mdfio_create_failed(j, err, dir, name);
+		mdfio_create_failed(j, err, mdfio_err_why(err, why, text, sizeof(text)), dir, name);
 }
 
 const char *mdfio_err_text(int err)
@@ -63,16 +65,24 @@ const char *mdfio_err_text(int err)
 #undef NOT_OBJECT
 }
 
+const char *mdfio_err_why(int err, const char *why, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s", mdfio_err_text(err), why && why[0] ? " (" : "", why ? why : "",
+		 why && why[0] ? ")" : "");
+	return buf;
+}
+
 void mdfio_account_op(struct thread_data *td, struct mdfio_job *j,
 		      enum mdfio_op op, uint64_t start, uint64_t end, int err,
-		      const char *dataset, const char *name)
+		      const char *why, const char *dataset, const char *name)
 {
-	account_op(td, j, op, start, end, err, dataset, name);
+	account_op(td, j, op, start, end, err, why, dataset, name);
 }
 
 uint64_t mdfio_report_errors(struct mdfio_job *j)
 {
 	uint64_t total = j->dsets_err;
+	char text[256];
 	int op;
 
 	for (op = 0; op < MDFIO_OP_NR; op++) {
@@ -86,13 +96,13 @@ uint64_t mdfio_report_errors(struct mdfio_job *j)
 			mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s; first name holding no object: %s: %s)",
 				    j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
 				    c->count > 1 ? "s" : "", c->first_path,
-				    mdfio_err_text(c->first_errno), c->alien_path,
+				    mdfio_err_why(c->first_errno, c->first_why, text, sizeof(text)), c->alien_path,
 				    mdfio_err_text(c->first_alien));
 		else
 			mdfio_error("rank %" PRIu32 " %s: %" PRIu64 " %s error%s (first: %s: %s)",
 				    j->rank, mdfio_phase_name(j->phase), c->count, mdfio_op_names[op],
 				    c->count > 1 ? "s" : "", c->first_path,
-				    mdfio_err_text(c->first_errno));
+				    mdfio_err_why(c->first_errno, c->first_why, text, sizeof(text)));
 	}
 	return total;
 }

@@ -198,6 +198,10 @@ int mdfio_req_done(struct thread_data *td, struct mdfio_unit *unit,
  * mdfio_op. For a backend's init, choosing how to issue them. */
 unsigned int mdfio_job_ops(struct thread_data *td);
 
+/* How the rank's lines begin ("rank 0 benchmark") into buf: for a
+ * backend's own line about its phase, at its exit. */
+const char *mdfio_job_who(struct thread_data *td, char *buf, size_t len);
+
 /* The ranks of the job's run on this host: numjobs times the processes
  * its launcher says it started here (world.h); and those of this fio job
  * (numjobs). For a backend's init, judging whether the job has a CPU to

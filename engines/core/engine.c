@@ -97,6 +97,14 @@ unsigned int mdfio_job_ops(struct thread_data *td)
 	return ops;
 }
 
+const char *mdfio_job_who(struct thread_data *td, char *buf, size_t len)
+{
+	const struct mdfio_job *j = td->io_ops_data;
+
+	snprintf(buf, len, "rank %" PRIu32 " %s", j->rank, mdfio_phase_name(j->phase));
+	return buf;
+}
+
 unsigned int mdfio_job_ranks_here(struct thread_data *td)
 {
 	return ((const struct mdfio_job *)td->io_ops_data)->world.local;

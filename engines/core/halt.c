@@ -14,7 +14,7 @@
  * rank starts no further unit (the job is done once the units in flight
  * have ended), and the run's other ranks stop at their next barrier. */
 void __attribute__((cold, noinline))
-mdfio_create_failed(struct mdfio_job *j, int err, const char *dir, const char *name)
+mdfio_create_failed(struct mdfio_job *j, int err, const char *text, const char *dir, const char *name)
 {
 	char note[128];
 
@@ -22,19 +22,20 @@ mdfio_create_failed(struct mdfio_job *j, int err, const char *dir, const char *n
 		return;
 	j->halted = 1;
 	mdfio_error("rank %" PRIu32 " %s: cannot create %s/%s: %s%s; the run stops here (ignore_precreate_errors=1 counts such errors and goes on)",
-		    j->rank, mdfio_phase_name(j->phase), dir, name, strerror(err),
+		    j->rank, mdfio_phase_name(j->phase), dir, name, text,
 		    mdfio_no_room_note(j, err, note, sizeof(note)));
 	mdfio_stop_run(j);
 }
 
 void __attribute__((cold, noinline))
-mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, int err, const char *dir, const char *name)
+mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, const char *text, const char *dir,
+		 const char *name)
 {
 	if (j->halted)
 		return;
 	j->halted = 1;
 	mdfio_error("rank %" PRIu32 " %s: the store did not answer the %s of %s/%s: %s; the run stops here (every later request would wait as long)",
-		    j->rank, mdfio_phase_name(j->phase), mdfio_op_names[op], dir, name, strerror(err));
+		    j->rank, mdfio_phase_name(j->phase), mdfio_op_names[op], dir, name, text);
 	mdfio_stop_run(j);
 }
 

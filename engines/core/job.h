@@ -71,6 +71,7 @@ struct mdfio_op_errors {
 	uint64_t count;
 	int first_errno;
 	char first_path[PATH_MAX];
+	char first_why[128];	/* the backend's words beyond first_errno, or "" */
 	/* the first name that held no object (MDFIO_ERR_NOT_OBJECT), which
 	 * the report names even when another error came first */
 	int first_alien;
@@ -422,8 +423,9 @@ void mdfio_release_refused(struct thread_data *td, struct io_u *busy);
 extern int mdfio_fio_counts_batches;
 
 /* halt.c: a rank that stops its run in mid-phase. A create failed with err
- * (dir/name, the object), and ignore_precreate_errors is not set. */
-void mdfio_create_failed(struct mdfio_job *j, int err, const char *dir,
+ * (dir/name, the object; text: what the error says), and
+ * ignore_precreate_errors is not set. */
+void mdfio_create_failed(struct mdfio_job *j, int err, const char *text, const char *dir,
 			 const char *name) __attribute__((cold));
 /* Whether err says the store did not answer (a server gone or stopped, a
  * connection cut): then every later request would cost the same wait. */
@@ -432,10 +434,11 @@ static inline int mdfio_store_unreachable(int err)
 	return err == ETIMEDOUT || err == ECONNREFUSED || err == ECONNRESET ||
 	       err == ECONNABORTED || err == EHOSTUNREACH || err == ENOTCONN;
 }
-/* The store did not answer a request (op on dir/name, err): the rank stops
+/* The store did not answer a request (op on dir/name; text: what the error
+ * says): the rank stops
  * and the run with it, whatever ignore_precreate_errors says, so that a
  * lost server costs one timeout, not one per step. */
-void mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, int err,
+void mdfio_store_lost(struct mdfio_job *j, enum mdfio_op op, const char *text,
 		      const char *dir, const char *name) __attribute__((cold));
 /* What a create's ENOSPC means when the file system has room but no inode
  * left (df shows space): " (no inode is free: ...)" in buf, else "". */

@@ -131,7 +131,7 @@ void mdfio_recover_one(struct thread_data *td, struct mdfio_job *j,
 
 		err = j->store->unlink(j->store_state, ds->fd, ds->name, j->rec_name);
 		mdfio_account_op(td, j, MDFIO_OP_DELETE, t0, mdfio_now(), err,
-				 ds->name, j->rec_name);
+				 NULL, ds->name, j->rec_name);
 	}
 	io_u->error = err ? EIO : 0;
 	if (++j->finished == j->units) {

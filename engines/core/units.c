@@ -80,6 +80,7 @@ set_req(struct mdfio_job *j, struct mdfio_unit *u, unsigned int s)
 	r->op = st->op;
 	r->buf = st->op == MDFIO_OP_READ ? u->rbuf : u->wbuf;
 	r->err = 0;
+	r->why = NULL;
 	if (!s || st->target != st[-1].target)
 		aim(j, u, st);
 }
@@ -191,7 +192,7 @@ unit_next(struct thread_data *td, struct mdfio_job *j, struct mdfio_unit *u,
 		err = EBADMSG;
 	if (__builtin_expect(err == EEXIST, 0) && r->op == MDFIO_OP_CREATE)
 		name_taken(j, u);
-	account_op(td, j, r->op, r->t0, end_ns, err, r->dataset, r->name);
+	account_op(td, j, r->op, r->t0, end_ns, err, err == r->err ? r->why : NULL, r->dataset, r->name);
 	if (__builtin_expect(j->slow, 0))
 		after_op(j, u, end_ns - r->t0, err);
 	/* the io_u fails with the operation that carries the phase's count;

@@ -29,6 +29,10 @@ struct mdfio_req {
 	uint64_t t0;		/* ns, set by the backend when it issues it */
 	int err;		/* 0, an errno value or MDFIO_ERR_NOT_OBJECT;
 				 * a short object is EIO */
+	/* with err, what the backend can say beyond the errno value (an
+	 * HTTP status and the server's code), else NULL; the backend's,
+	 * until the unit's next request starts */
+	const char *why;
 };
 
 /* err when the object's name holds something no mdfio create makes: not a
