@@ -576,6 +576,7 @@ struct slot {
 	 * lands in its object's buffer) */
 	struct mdfio_s3_sink body;
 	char errbody[MDFIO_S3_ERRBODY_MAX];
+	char why[128];		/* its failure's status and Code: req.why */
 };
 
 /* Up to iodepth units in flight on one multi handle, whose connections
@@ -588,7 +589,6 @@ struct s3_queue {
 	CURLM *multi;
 	unsigned int n, in_flight;
 	size_t url_len;
-	int reported;		/* a failed request was described once */
 };
 
 static const enum mdfio_s3_method op_method[MDFIO_OP_NR] = {
@@ -614,7 +614,7 @@ static void prepare(struct s3_queue *q, struct slot *s)
 }
 
 /* The end of slot s's request, curl's result rc, into its req. */
-static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
+static void finish(struct slot *s, CURLcode rc)
 {
 	struct mdfio_req *r = &s->u->req;
 	long status = 0;
@@ -622,6 +622,8 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 
 	curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
 	err = mdfio_s3_result_errno(rc, status);
+	if (err)
+		mdfio_s3_describe(s->why, sizeof(s->why), rc, status, s->body.buf, s->body.len);
 	if (!err && r->op == MDFIO_OP_STAT) {
 		curl_off_t len = -1;
 
@@ -629,17 +631,10 @@ static void finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 		r->st_size = len < 0 ? 0 : (uint64_t)len;
 	} else if (!err && r->op == MDFIO_OP_READ && s->body.total < r->size) {
 		err = EIO;	/* a short object, as a short read */
-	}
-	/* the first failure that the errno value does not explain */
-	if (err && err != ENOENT && !q->reported) {
-		char d[128];
-
-		q->reported = 1;
-		mdfio_error("%s %s/%s/%s: %s (only this first failed request is described; the rest are counted)",
-			    mdfio_s3_method_names[op_method[r->op]], q->c->where, r->dataset, r->name,
-			    mdfio_s3_describe(d, sizeof(d), rc, status, s->body.buf, s->body.len));
+		snprintf(s->why, sizeof(s->why), "HTTP %ld, %zu of %zu bytes", status, s->body.total, r->size);
 	}
 	r->err = err;
+	r->why = err ? s->why : NULL;
 }
 
 /* The request goes out at the next commit or reap; its latency runs from
@@ -652,7 +647,7 @@ static int s3_start(void *priv, struct mdfio_unit *u)
 	prepare(q, s);
 	u->req.t0 = mdfio_now();
 	if (curl_multi_add_handle(q->multi, s->h) != CURLM_OK) {
-		finish(q, s, CURLE_OUT_OF_MEMORY);
+		finish(s, CURLE_OUT_OF_MEMORY);
 		return 1;
 	}
 	s->busy = 1;
@@ -689,7 +684,7 @@ static unsigned int reap_done(struct s3_queue *q)
 		curl_multi_remove_handle(q->multi, h);
 		s->busy = 0;
 		q->in_flight--;
-		finish(q, s, rc);
+		finish(s, rc);
 		/* one clock read for the transfers seen ending together */
 		if (!now)
 			now = mdfio_now();

@@ -231,6 +231,7 @@ int mdfio_s3_result_errno(CURLcode rc, long status)
 	case CURLE_GOT_NOTHING:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:
+	case CURLE_PARTIAL_FILE:	/* an answer's body cut short */
 		return ECONNRESET;	/* the connection was cut */
 	case CURLE_OUT_OF_MEMORY:
 		return ENOMEM;

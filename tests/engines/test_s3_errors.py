@@ -1,0 +1,157 @@
+"""mdfio-s3 when the store answers with an error: faults injected by a proxy
+(tools/mdfio/s3proxy.py) in front of versitygw. Each failed request is an
+error of its operation, counted in fio's JSON and named with its key, its
+HTTP status and the server's Code in the rank's line; a bad endpoint or
+unknown credentials are refused at job start.
+Every faulted run is followed by a cleanup without the fault, which leaves
+the bucket as it was."""
+import os
+import re
+import socket
+
+import pytest
+
+import mdfio.s3proxy as s3proxy
+from conftest import after_cleanup, run_fio
+from test_s3 import BUCKET, FOREIGN, S3, STORE_LOST, s3_job, serving
+
+# small enough for a test, big enough for every fault to land mid-phase
+OPTS = dict(datasets=2, precreate_per_set=10, steps_per_set=10, bs=64)
+OBJECT = r"/file-\d+$"
+VANISHED = "f/0_1/file-3"
+
+
+@pytest.fixture
+def s3():
+    with serving() as srv:
+        yield srv
+
+
+def via(srv, proxy):
+    return dict(srv.env(), AWS_ENDPOINT_URL_S3=proxy.endpoint)
+
+
+def stat_errors(run):
+    return sum(j["sync"]["total_ios"] - j["sync"]["lat_ns"]["N"] for j in run.jobs())
+
+
+def drops(run, slot):
+    return sum(j[slot]["drop_ios"] for j in run.jobs())
+
+
+def s3_key(record):
+    """The s3:// name of a recorded request's object (path-style URL)."""
+    return "s3:/" + record.path
+
+
+# (id, the rule, the operation, fio's JSON slot counting its errors, what
+# the rank's line says after the key, whether the run stops at it)
+FAULTS = [
+    ("403-get", s3proxy.Rule(method="GET", key=OBJECT, every=3, status=403, code="AccessDenied"),
+     "read", "read", "Permission denied (HTTP 403 AccessDenied)", False),
+    # a key deleted behind mdfio's back: the server's own 404, which the
+    # proxy only records
+    ("404-head", None, "stat", "sync", "No such file or directory (HTTP 404)", False),
+    ("500-delete", s3proxy.Rule(method="DELETE", key=OBJECT, every=4, status=500, code="InternalError"),
+     "delete", "trim", "Input/output error (HTTP 500 InternalError)", False),
+    ("503-put", s3proxy.Rule(method="PUT", key=OBJECT, nth=3, status=503, code="SlowDown"),
+     "create", "write", "Resource temporarily unavailable (HTTP 503 SlowDown)", True),
+    ("dropped-get", s3proxy.Rule(method="GET", key=OBJECT, nth=2, cut="midway"),
+     "read", "read", None, True),
+]
+
+
+@pytest.mark.parametrize("rule,op,slot,says,stops", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_a_faulted_request_is_an_error_of_its_operation(s3, tmpfs, tmp_path, rule, op, slot, says, stops):
+    """A benchmark through the proxy, which faults some of one operation's
+    requests: each is counted as that operation's error in fio's JSON, the
+    rank's line names the first one's key, status and Code (a HEAD's answer
+    has no body, so no Code), fio exits non-zero; a create error or a cut
+    connection stops the run (md-workbench's rule; a store that does not
+    answer), the others are counted and the run goes on. Then a cleanup
+    without the proxy removes the namespace and leaves the foreign key."""
+    root = tmpfs / "root"
+    root.mkdir()
+    opts = dict(OPTS, prefix="f")
+    run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=s3.env(), check=True)
+    if rule is None:
+        s3.delete(BUCKET, VANISHED)
+    with s3proxy.proxy(s3.port, [rule] if rule else []) as proxy:
+        run = run_fio(s3_job(["benchmark"], root, **opts), tmp_path, env=via(s3, proxy), check=False)
+        faulted = proxy.faulted() or [r for r in proxy.records if r.outcome == "404"]
+    assert run.rc != 0, run.stderr
+    # every fault landed, one stopping the run at it
+    assert len(faulted) == 1 if rule is None or rule.nth or stops else len(faulted) > 1, faulted
+    counted = stat_errors(run) if slot == "sync" else drops(run, slot)
+    assert counted == len(faulted), (counted, faulted, run.stderr)
+    lines = run.mdfio_lines()
+    first = s3_key(faulted[0])
+    if says is None:        # a cut connection: no status, curl's words
+        lost = [line for line in lines if STORE_LOST.fullmatch(line.replace("/f/", "/"))]
+        assert len(lost) == 1 and f"the {op} of {first}: " in lost[0], run.stderr
+    elif stops:
+        assert any(line.startswith(f"mdfio: rank 0 benchmark: cannot create {first}: {says}; the run stops here")
+                   for line in lines), run.stderr
+    else:
+        n = len(faulted)
+        want = f"mdfio: rank 0 benchmark: {n} {op} error{'s' if n > 1 else ''} (first: {first}: {says})"
+        assert want in lines, run.stderr
+    if stops:
+        assert sum("the namespace is marked as interrupted" in line for line in lines) == 1, run.stderr
+    if op == "delete":
+        # the objects whose delete failed lie below the FIFO, where a
+        # cleanup that follows it does not look: it fails on their
+        # datasets, naming them, and leaves the namespace to a recovery
+        run = run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=s3.env(), check=False)
+        assert sum("Directory not empty" in line for line in run.mdfio_lines()) >= 1, run.stderr
+    run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
+    assert s3.keys(BUCKET) == [FOREIGN]
+    assert after_cleanup(root) == []
+
+
+def closed_port():
+    """A port of 127.0.0.1 nothing listens on (bound, never listening)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+@pytest.mark.parametrize("kind", ["closed-port", "unresolvable"])
+def test_a_bad_endpoint_is_refused_at_job_start(tmpfs, tmp_path, kind):
+    """An endpoint nothing answers on (a closed port of the loopback) or
+    whose host does not resolve (fio in a network namespace of its own, so
+    no name server is asked): one line naming the endpoint and curl's
+    reason, fio exits non-zero, and directory= is left empty."""
+    if not S3.is_file():
+        pytest.skip(f"{S3} not built")
+    root = tmpfs / "root"
+    root.mkdir()
+    env = {"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_REGION": "us-east-1"}
+    with closed_port() as s:
+        if kind == "closed-port":
+            endpoint, prefix, why = f"http://127.0.0.1:{s.getsockname()[1]}", (), "Couldn't connect to server"
+        else:
+            endpoint, prefix, why = "http://mdfio-no-such-host.invalid:9000", ("unshare", "-n"), \
+                "Couldn't resolve host name"
+        run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2),
+                      tmp_path, env=dict(env, AWS_ENDPOINT_URL_S3=endpoint), prefix=prefix, check=False)
+    assert run.rc != 0
+    assert run.mdfio_lines() == [f"mdfio: endpoint {endpoint}, bucket {BUCKET}: {why} "
+                                 "(credentials: the environment, region us-east-1)"], run.stderr
+    assert os.listdir(root) == []
+
+
+def test_an_unknown_access_key_is_refused_at_job_start(s3, tmpfs, tmp_path):
+    """Credentials the server does not know (the key id): one line with the
+    server's status and Code, nothing made in the bucket or directory=."""
+    root = tmpfs / "root"
+    root.mkdir()
+    env = dict(s3.env(), AWS_ACCESS_KEY_ID="AKIDNOTKNOWNHERE")
+    run = run_fio(s3_job(["precreate"], root, datasets=1, precreate_per_set=2), tmp_path, env=env, check=False)
+    assert run.rc != 0
+    # versitygw answers 404 XAdminUserNotFound where AWS answers 403
+    # InvalidAccessKeyId: the server's words, whichever
+    [line] = run.mdfio_lines()
+    assert re.fullmatch(f"mdfio: endpoint {re.escape(s3.endpoint)}, bucket {BUCKET}: HTTP 4\\d\\d [A-Za-z]+ "
+                        r"\(credentials: the environment, region us-east-1\)", line), run.stderr
+    assert s3.keys(BUCKET) == [FOREIGN] and os.listdir(root) == []
