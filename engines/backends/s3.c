@@ -31,9 +31,11 @@
  * end means) is lib/s3http.c, the namespace's claim lib/s3claim.c. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "awsconf.h"
 #include "backend.h"
@@ -46,6 +48,7 @@ struct s3_options {
 	char *bucket, *prefix, *endpoint, *region, *profile, *addressing, *ca_bundle;
 	unsigned int bucket_per_dataset;
 	unsigned int stall_timeout;	/* seconds */
+	unsigned int retries;
 	/* not an option: the client the store opened, for the backend's
 	 * init (both run in the job's process, the store first) */
 	struct mdfio_s3_client *client;
@@ -576,8 +579,14 @@ struct slot {
 	 * lands in its object's buffer) */
 	struct mdfio_s3_sink body;
 	char errbody[MDFIO_S3_ERRBODY_MAX];
+	unsigned int retried;	/* times its request was sent again */
+	uint64_t retry_at;	/* ns: when it goes again; 0: it does not wait */
 	char why[128];		/* its failure's status and Code: req.why */
 };
+
+/* The most reasons of retries a phase's line tells apart; the rest are
+ * "other". */
+#define RETRY_REASONS 6
 
 /* Up to iodepth units in flight on one multi handle, whose connections
  * every unit's handle shares and reuses (as mdfio-uring keeps them in one
@@ -587,8 +596,19 @@ struct s3_queue {
 	struct mdfio_s3_client *c;
 	struct slot *slot;
 	CURLM *multi;
-	unsigned int n, in_flight;
+	/* in_flight: units whose request has not ended, a retry's wait
+	 * included; waiting: of those, the ones waiting to be sent again */
+	unsigned int n, in_flight, waiting;
 	size_t url_len;
+	unsigned int retries;	/* retries= */
+	uint64_t seed;		/* of the backoff's draws */
+	/* the requests sent again, and why: "503 SlowDown", curl's words */
+	uint64_t retried;
+	unsigned int reasons;
+	struct {
+		char what[128];	/* as a slot's why */
+		uint64_t n;
+	} reason[RETRY_REASONS];
 };
 
 static const enum mdfio_s3_method op_method[MDFIO_OP_NR] = {
@@ -613,8 +633,43 @@ static void prepare(struct s3_queue *q, struct slot *s)
 	curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
 }
 
-/* The end of slot s's request, curl's result rc, into its req. */
-static void finish(struct slot *s, CURLcode rc)
+/* One more request sent again, for reason what. */
+static void count_retry(struct s3_queue *q, const char *what)
+{
+	unsigned int k;
+
+	q->retried++;
+	for (k = 0; k < q->reasons && strcmp(q->reason[k].what, what); k++)
+		;
+	if (k == q->reasons) {
+		if (k == RETRY_REASONS)
+			snprintf(q->reason[--k].what, sizeof(q->reason[k].what), "other");
+		else
+			snprintf(q->reason[q->reasons++].what, sizeof(q->reason[k].what), "%s", what);
+	}
+	q->reason[k].n++;
+}
+
+/* Whether the key of a create that came back 412 after a retry holds
+ * exactly the bytes it wrote: then its first attempt made it, and only
+ * the answer was lost. Read on the store's handle, synchronously. */
+static int own_create(struct s3_queue *q, struct slot *s)
+{
+	const struct mdfio_req *r = &s->u->req;
+	struct mdfio_s3_sink body = { NULL, 0, 0, 0, r->size + 1, 1 };
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int same = !mdfio_s3_store_req(q->c, s->url, MDFIO_S3_GET, q->c->hdr, &body, &status, &rc, &blen) &&
+		   body.total == r->size && body.len == r->size && (!r->size || !memcmp(body.buf, r->buf, r->size));
+
+	free(body.buf);
+	return same;
+}
+
+/* The end of slot s's request, curl's result rc, into its req: 1, or 0
+ * if it is to be sent again (retries=), after a wait (retry_at). */
+static int finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 {
 	struct mdfio_req *r = &s->u->req;
 	long status = 0;
@@ -624,6 +679,14 @@ static void finish(struct slot *s, CURLcode rc)
 	err = mdfio_s3_result_errno(rc, status);
 	if (err)
 		mdfio_s3_describe(s->why, sizeof(s->why), rc, status, s->body.buf, s->body.len);
+	if (err && s->retried < q->retries && mdfio_s3_retryable(rc, status)) {
+		count_retry(q, strncmp(s->why, "HTTP ", 5) ? s->why : s->why + 5);
+		s->retry_at = mdfio_now() + mdfio_s3_backoff_ns(++s->retried, &q->seed);
+		q->waiting++;
+		return 0;
+	}
+	if (err == EEXIST && r->op == MDFIO_OP_CREATE && s->retried && own_create(q, s))
+		err = 0;
 	if (!err && r->op == MDFIO_OP_STAT) {
 		curl_off_t len = -1;
 
@@ -635,19 +698,22 @@ static void finish(struct slot *s, CURLcode rc)
 	}
 	r->err = err;
 	r->why = err ? s->why : NULL;
+	return 1;
 }
 
 /* The request goes out at the next commit or reap; its latency runs from
- * here to the reap that sees it end. */
+ * here to the reap that sees it end, its retries and their waits
+ * included: what the benchmark waited for the operation. */
 static int s3_start(void *priv, struct mdfio_unit *u)
 {
 	struct s3_queue *q = priv;
 	struct slot *s = &q->slot[u->index];
 
 	prepare(q, s);
+	s->retried = 0;
 	u->req.t0 = mdfio_now();
 	if (curl_multi_add_handle(q->multi, s->h) != CURLM_OK) {
-		finish(s, CURLE_OUT_OF_MEMORY);
+		finish(q, s, CURLE_OUT_OF_MEMORY);
 		return 1;
 	}
 	s->busy = 1;
@@ -683,8 +749,9 @@ static unsigned int reap_done(struct s3_queue *q)
 		curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&s);
 		curl_multi_remove_handle(q->multi, h);
 		s->busy = 0;
+		if (!finish(q, s, rc))
+			continue;	/* it waits to be sent again */
 		q->in_flight--;
-		finish(s, rc);
 		/* one clock read for the transfers seen ending together */
 		if (!now)
 			now = mdfio_now();
@@ -693,21 +760,69 @@ static unsigned int reap_done(struct s3_queue *q)
 	return ended;
 }
 
+/* Sends again each request whose wait is over; the ms until the next
+ * wait is over (at most 1000), *ended counting the units that ended
+ * instead (a handle curl would not take). */
+static int send_due(struct s3_queue *q, unsigned int *ended)
+{
+	uint64_t now = mdfio_now(), next = 1000000000u;
+	unsigned int i;
+
+	for (i = 0; i < q->n && q->waiting; i++) {
+		struct slot *s = &q->slot[i];
+
+		if (!s->retry_at)
+			continue;
+		if (s->retry_at > now) {
+			if (s->retry_at - now < next)
+				next = s->retry_at - now;
+			continue;
+		}
+		s->retry_at = 0;
+		q->waiting--;
+		prepare(q, s);
+		if (curl_multi_add_handle(q->multi, s->h) == CURLM_OK) {
+			s->busy = 1;
+		} else {
+			s->retried = q->retries;	/* no further retry */
+			finish(q, s, CURLE_OUT_OF_MEMORY);
+			q->in_flight--;
+			*ended += (unsigned int)mdfio_req_done(q->td, s->u, mdfio_now());
+		}
+	}
+	return (int)((next + 999999) / 1000000);
+}
+
 static int s3_reap(void *priv, unsigned int min)
 {
 	struct s3_queue *q = priv;
 	unsigned int ended = 0;
-	int running;
+	int running, wait_ms;
 
 	for (;;) {
+		wait_ms = q->waiting ? send_due(q, &ended) : 1000;
 		if (curl_multi_perform(q->multi, &running) != CURLM_OK)
 			return -EIO;
 		ended += reap_done(q);
 		if (ended >= min || !q->in_flight)
 			return 0;
-		if (curl_multi_poll(q->multi, NULL, 0, 1000, NULL) != CURLM_OK)
+		if (curl_multi_poll(q->multi, NULL, 0, wait_ms, NULL) != CURLM_OK)
 			return -EIO;
 	}
+}
+
+/* The phase's retries, in one line of the rank's. */
+static void say_retries(const struct s3_queue *q)
+{
+	char who[64], why[RETRY_REASONS * 96] = "";
+	size_t k = 0;
+	unsigned int i;
+
+	for (i = 0; i < q->reasons; i++)
+		k += (size_t)snprintf(why + k, sizeof(why) - k, "%s%s: %" PRIu64, i ? ", " : "", q->reason[i].what,
+				      q->reason[i].n);
+	mdfio_notice("%s: %" PRIu64 " request%s retried (%s)", mdfio_job_who(q->td, who, sizeof(who)), q->retried,
+		     q->retried > 1 ? "s" : "", why);
 }
 
 static void s3_exit(void *priv)
@@ -715,6 +830,8 @@ static void s3_exit(void *priv)
 	struct s3_queue *q = priv;
 	unsigned int i;
 
+	if (q->retried)
+		say_retries(q);
 	for (i = 0; q->slot && i < q->n; i++) {
 		if (q->slot[i].busy)
 			curl_multi_remove_handle(q->multi, q->slot[i].h);
@@ -743,6 +860,8 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 	q->c = o->client;
 	q->n = n;
 	q->url_len = mdfio_s3_url_room(q->c);
+	q->retries = o->retries;
+	q->seed = mdfio_now() ^ ((uint64_t)getpid() << 32);
 	q->slot = calloc(n, sizeof(*q->slot));
 	q->multi = curl_multi_init();
 	if (!q->slot || !q->multi)
@@ -759,6 +878,7 @@ static int s3_init(struct thread_data *td, int root_fd, struct mdfio_unit *units
 
 MDFIO_U32_OPT(cb_bucket_per_dataset, "bucket_per_dataset", struct s3_options, bucket_per_dataset, 0, 1)
 MDFIO_U32_OPT(cb_stall_timeout, "stall_timeout", struct s3_options, stall_timeout, 1, 3600)
+MDFIO_U32_OPT(cb_retries, "retries", struct s3_options, retries, 0, 10)
 
 static const struct fio_option s3_options[] = {
 	MDFIO_STR_OPT("bucket", struct s3_options, bucket,
@@ -775,6 +895,8 @@ static const struct fio_option s3_options[] = {
 		  "1: each dataset is a bucket <bucket>-<rank>-<d> of its own, made and removed by mdfio, its objects keys file-<i> (0: key prefixes in bucket=)"),
 	MDFIO_OPT("stall_timeout", cb_stall_timeout, "60",
 		  "Seconds a request may wait to connect or for its next byte before it fails; then the store is taken as lost and the run stops (1 to 3600)"),
+	MDFIO_OPT("retries", cb_retries, "0",
+		  "Times a request that failed with a 5xx status or a cut connection is sent again, after a random wait that doubles at each (0 to 10; 0: never)"),
 	MDFIO_STR_OPT("addressing", struct s3_options, addressing,
 		      "path (https://HOST/BUCKET/KEY, default) or virtual (https://BUCKET.HOST/KEY)"),
 	MDFIO_STR_OPT("ca_bundle", struct s3_options, ca_bundle,

@@ -241,6 +241,37 @@ int mdfio_s3_result_errno(CURLcode rc, long status)
 	return mdfio_s3_status_errno(status);
 }
 
+int mdfio_s3_retryable(CURLcode rc, long status)
+{
+	switch (rc) {
+	case CURLE_OK:
+		return status >= 500 && status <= 599;
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_PARTIAL_FILE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+uint64_t mdfio_s3_backoff_ns(unsigned int retry, uint64_t *seed)
+{
+	uint64_t cap = MDFIO_S3_BACKOFF_BASE_NS, z;
+
+	while (--retry && cap < MDFIO_S3_BACKOFF_CAP_NS)
+		cap *= 2;
+	if (cap > MDFIO_S3_BACKOFF_CAP_NS)
+		cap = MDFIO_S3_BACKOFF_CAP_NS;
+	/* splitmix64: any fair draw will do, none shared with other code */
+	z = (*seed += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	z ^= z >> 31;
+	return 1 + z % cap;
+}
+
 /* The status and the Code element of an error body, nothing else of it:
  * S3 error bodies may echo the canonical request, which holds the
  * session token. */

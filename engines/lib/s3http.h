@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "awsconf.h"
 #include "s3wire.h"
@@ -89,6 +90,20 @@ void mdfio_s3_setup(const struct mdfio_s3_client *c, CURL *h, const char *url, e
 		    struct curl_slist *hdr, const void *body, size_t len, struct mdfio_s3_sink *sink);
 /* The errno value of a request's end: curl's result, then the status. */
 int mdfio_s3_result_errno(CURLcode rc, long status);
+/* Whether a request that ended so may succeed if sent again: a 5xx
+ * status (503 SlowDown, 500 InternalError) or a connection cut. Not a
+ * 4xx, which the same request meets again; not a refused connection
+ * (the server is gone) nor a stall (each retry would wait as long). */
+int mdfio_s3_retryable(CURLcode rc, long status);
+/* The wait before retry number retry (1, 2, ...) of a request: capped
+ * exponential backoff with full jitter, as the AWS SDKs wait, a draw
+ * between 0 and min(cap, base * 2^(retry-1)). Servers answer SlowDown to
+ * all their clients at once: the doubling gives the server room, the
+ * draw keeps the ranks from coming back together, the cap bounds one
+ * step's wait. seed: the caller's state of the draw. */
+#define MDFIO_S3_BACKOFF_BASE_NS 100000000ull	/* 100 ms */
+#define MDFIO_S3_BACKOFF_CAP_NS 20000000000ull	/* 20 s */
+uint64_t mdfio_s3_backoff_ns(unsigned int retry, uint64_t *seed);
 /* "HTTP 403 SignatureDoesNotMatch" or curl's words into out. */
 const char *mdfio_s3_describe(char *out, size_t len, CURLcode rc, long status, const char *body,
 			      size_t body_len);

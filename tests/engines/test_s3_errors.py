@@ -1,8 +1,9 @@
 """mdfio-s3 when the store answers with an error: faults injected by a proxy
 (tools/mdfio/s3proxy.py) in front of versitygw. Each failed request is an
 error of its operation, counted in fio's JSON and named with its key, its
-HTTP status and the server's Code in the rank's line; a bad endpoint or
-unknown credentials are refused at job start.
+HTTP status and the server's Code in the rank's line; retries= sends
+again what a retry may cure, and counts it; a bad endpoint or unknown
+credentials are refused at job start.
 Every faulted run is followed by a cleanup without the fault, which leaves
 the bucket as it was."""
 import os
@@ -13,7 +14,7 @@ import pytest
 
 import mdfio.s3proxy as s3proxy
 from conftest import after_cleanup, run_fio
-from test_s3 import BUCKET, FOREIGN, S3, STORE_LOST, s3_job, serving
+from test_s3 import BUCKET, FOREIGN, S3, STORE_LOST, errors, s3_job, serving
 
 # small enough for a test, big enough for every fault to land mid-phase
 OPTS = dict(datasets=2, precreate_per_set=10, steps_per_set=10, bs=64)
@@ -45,24 +46,25 @@ def s3_key(record):
 
 
 # (id, the rule, the operation, fio's JSON slot counting its errors, what
-# the rank's line says after the key, whether the run stops at it)
+# the rank's line says after the key, whether the run stops at it, the
+# retries= of the run: a 4xx is never retried)
 FAULTS = [
     ("403-get", s3proxy.Rule(method="GET", key=OBJECT, every=3, status=403, code="AccessDenied"),
-     "read", "read", "Permission denied (HTTP 403 AccessDenied)", False),
+     "read", "read", "Permission denied (HTTP 403 AccessDenied)", False, 2),
     # a key deleted behind mdfio's back: the server's own 404, which the
     # proxy only records
-    ("404-head", None, "stat", "sync", "No such file or directory (HTTP 404)", False),
+    ("404-head", None, "stat", "sync", "No such file or directory (HTTP 404)", False, 2),
     ("500-delete", s3proxy.Rule(method="DELETE", key=OBJECT, every=4, status=500, code="InternalError"),
-     "delete", "trim", "Input/output error (HTTP 500 InternalError)", False),
+     "delete", "trim", "Input/output error (HTTP 500 InternalError)", False, 0),
     ("503-put", s3proxy.Rule(method="PUT", key=OBJECT, nth=3, status=503, code="SlowDown"),
-     "create", "write", "Resource temporarily unavailable (HTTP 503 SlowDown)", True),
+     "create", "write", "Resource temporarily unavailable (HTTP 503 SlowDown)", True, 0),
     ("dropped-get", s3proxy.Rule(method="GET", key=OBJECT, nth=2, cut="midway"),
-     "read", "read", None, True),
+     "read", "read", None, True, 0),
 ]
 
 
-@pytest.mark.parametrize("rule,op,slot,says,stops", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_a_faulted_request_is_an_error_of_its_operation(s3, tmpfs, tmp_path, rule, op, slot, says, stops):
+@pytest.mark.parametrize("rule,op,slot,says,stops,retries", [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS])
+def test_a_faulted_request_is_an_error_of_its_operation(s3, tmpfs, tmp_path, rule, op, slot, says, stops, retries):
     """A benchmark through the proxy, which faults some of one operation's
     requests: each is counted as that operation's error in fio's JSON, the
     rank's line names the first one's key, status and Code (a HEAD's answer
@@ -77,14 +79,16 @@ def test_a_faulted_request_is_an_error_of_its_operation(s3, tmpfs, tmp_path, rul
     if rule is None:
         s3.delete(BUCKET, VANISHED)
     with s3proxy.proxy(s3.port, [rule] if rule else []) as proxy:
-        run = run_fio(s3_job(["benchmark"], root, **opts), tmp_path, env=via(s3, proxy), check=False)
+        run = run_fio(s3_job(["benchmark"], root, retries=retries, **opts), tmp_path, env=via(s3, proxy),
+                      check=False)
         faulted = proxy.faulted() or [r for r in proxy.records if r.outcome == "404"]
     assert run.rc != 0, run.stderr
     # every fault landed, one stopping the run at it
     assert len(faulted) == 1 if rule is None or rule.nth or stops else len(faulted) > 1, faulted
+    lines = run.mdfio_lines()
+    assert not any("retried" in line for line in lines), run.stderr
     counted = stat_errors(run) if slot == "sync" else drops(run, slot)
     assert counted == len(faulted), (counted, faulted, run.stderr)
-    lines = run.mdfio_lines()
     first = s3_key(faulted[0])
     if says is None:        # a cut connection: no status, curl's words
         lost = [line for line in lines if STORE_LOST.fullmatch(line.replace("/f/", "/"))]
@@ -107,6 +111,65 @@ def test_a_faulted_request_is_an_error_of_its_operation(s3, tmpfs, tmp_path, rul
     run_fio(s3_job(["cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
     assert s3.keys(BUCKET) == [FOREIGN]
     assert after_cleanup(root) == []
+
+
+RETRIED = re.compile(r"mdfio: rank 0 precreate: (\d+) requests? retried \((.*)\)")
+
+
+def test_retries_cure_a_slowdown_and_are_counted(s3, tmpfs, tmp_path):
+    """503 SlowDown on the first attempt of every 5th create: with
+    retries=2 the precreate has no error and says how many requests it
+    retried and why; with retries=0 (the default) each is a create error,
+    counted (ignore_precreate_errors=1 keeps the run going)."""
+    opts = dict(OPTS, iodepth=4)
+    faulted = {}
+    for retries in (2, 0):
+        root = tmpfs / f"root-{retries}"
+        root.mkdir()
+        rule = s3proxy.Rule(method="PUT", key=OBJECT, every=5, once_per_path=True, status=503, code="SlowDown")
+        extra = dict(retries=2) if retries else dict(ignore_precreate_errors=1)
+        with s3proxy.proxy(s3.port, [rule]) as proxy:
+            run = run_fio(s3_job(["precreate"], root, prefix=f"r{retries}", **opts, **extra), tmp_path,
+                          env=via(s3, proxy), check=True if retries else None)
+            faulted[retries] = proxy.faulted()
+        n = len(faulted[retries])
+        assert n == 2 * 10 // 5, faulted
+        said = [m.groups() for m in map(RETRIED.fullmatch, run.mdfio_lines()) if m]
+        if retries:
+            assert errors(run) == 0
+            assert said == [(str(n), f"503 SlowDown: {n}")], run.stderr
+            assert len(s3.keys(BUCKET, "r2/")) == 2 * 10 + 2 + 1     # objects, markers, claim
+        else:
+            assert run.rc != 0 and said == [], run.stderr
+            assert drops(run, "write") == n
+            assert f"mdfio: rank 0 precreate: {n} create errors (first: {s3_key(faulted[0][0])}: " \
+                   f"Resource temporarily unavailable (HTTP 503 SlowDown))" in run.mdfio_lines(), run.stderr
+        run_fio(s3_job(["cleanup"], root, prefix=f"r{retries}", **opts), tmp_path, env=s3.env(), check=True)
+    assert s3.keys(BUCKET) == [FOREIGN]
+
+
+def test_a_retried_create_whose_first_attempt_landed_is_not_a_conflict(s3, tmpfs, tmp_path):
+    """The server makes the 3rd object, then the connection is cut before
+    its answer: with retries=1 the create is sent again, gets 412 (the key
+    exists: our own first attempt), reads the key back, finds its own
+    bytes, and counts no error; a benchmark with verify_read=1 reads every
+    object back."""
+    root = tmpfs / "root"
+    root.mkdir()
+    opts = dict(OPTS, prefix="c", retries=1, verify_read=1)
+    rule = s3proxy.Rule(method="PUT", key=OBJECT, nth=3, cut="after")
+    with s3proxy.proxy(s3.port, [rule]) as proxy:
+        run = run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=via(s3, proxy), check=True)
+        records = list(proxy.records)
+    cut = [r for r in records if r.faulted]
+    assert [r.outcome for r in cut] == ["cut"]
+    assert [r.outcome for r in records if r.path == cut[0].path and r.method == "PUT"] == ["cut", "412"]
+    assert errors(run) == 0
+    said = [m.groups() for m in map(RETRIED.fullmatch, run.mdfio_lines()) if m]
+    assert len(said) == 1 and said[0][0] == "1", run.stderr
+    run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
+    assert errors(run) == 0
+    assert s3.keys(BUCKET) == [FOREIGN]
 
 
 def closed_port():
