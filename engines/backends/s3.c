@@ -273,6 +273,19 @@ static int s3_probe(void *state, const char *name, const char **what)
 	return *what ? MDFIO_PROBE_OTHER : MDFIO_PROBE_ABSENT;
 }
 
+/* Whether the key at url is an empty object, as a marker is. */
+static int own_marker(struct mdfio_s3_client *c, const char *url)
+{
+	struct mdfio_s3_sink body = { NULL, 0, 0, 0, 1, 1 };
+	long status;
+	CURLcode rc;
+	size_t blen;
+	int empty = !mdfio_s3_store_req(c, url, MDFIO_S3_GET, c->hdr, &body, &status, &rc, &blen) && body.total == 0;
+
+	free(body.buf);
+	return empty;
+}
+
 static int s3_make(void *state, const char *name)
 {
 	struct mdfio_s3_client *c = state;
@@ -298,6 +311,11 @@ static int s3_make(void *state, const char *name)
 		}
 	}
 	err = mdfio_s3_store_req(c, url, MDFIO_S3_PUT, c->hdr_put, NULL, &status, &rc, &blen);
+	/* a 412 after libcurl sent the marker again may be our own first
+	 * copy: the probe before this make found no such key, so an empty
+	 * one now is ours */
+	if (err == EEXIST && mdfio_s3_opened_connection(c->easy) && own_marker(c, url))
+		err = 0;
 	free(url);
 	if (err)
 		store_failed(c, MDFIO_S3_PUT, c->where, rc, status, blen);
@@ -650,9 +668,11 @@ static void count_retry(struct s3_queue *q, const char *what)
 	q->reason[k].n++;
 }
 
-/* Whether the key of a create that came back 412 after a retry holds
- * exactly the bytes it wrote: then its first attempt made it, and only
- * the answer was lost. Read on the store's handle, synchronously. */
+/* Whether the key of a create that came back 412 after a retry, ours or
+ * libcurl's own (mdfio_s3_opened_connection), holds exactly the bytes it
+ * wrote: then its first attempt made it, and only the answer was lost.
+ * Someone else's key differs (or is another mdfio run's, which the claim
+ * keeps out). Read on the store's handle, synchronously. */
 static int own_create(struct s3_queue *q, struct slot *s)
 {
 	const struct mdfio_req *r = &s->u->req;
@@ -685,7 +705,8 @@ static int finish(struct s3_queue *q, struct slot *s, CURLcode rc)
 		q->waiting++;
 		return 0;
 	}
-	if (err == EEXIST && r->op == MDFIO_OP_CREATE && s->retried && own_create(q, s))
+	if (err == EEXIST && r->op == MDFIO_OP_CREATE && (s->retried || mdfio_s3_opened_connection(s->h)) &&
+	    own_create(q, s))
 		err = 0;
 	if (!err && r->op == MDFIO_OP_STAT) {
 		curl_off_t len = -1;

@@ -314,6 +314,13 @@ int mdfio_s3_store_req_body(struct mdfio_s3_client *c, const char *url, enum mdf
 	return mdfio_s3_result_errno(rc, *status);
 }
 
+int mdfio_s3_opened_connection(CURL *h)
+{
+	long n = 0;
+
+	return curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &n) == CURLE_OK && n > 0;
+}
+
 int mdfio_s3_store_req(struct mdfio_s3_client *c, const char *url, enum mdfio_s3_method m, struct curl_slist *hdr,
 		       struct mdfio_s3_sink *sink, long *status, CURLcode *rcp, size_t *blen)
 {

@@ -114,6 +114,12 @@ const char *mdfio_s3_describe(char *out, size_t len, CURLcode rc, long status, c
 int mdfio_s3_store_req_body(struct mdfio_s3_client *c, const char *url, enum mdfio_s3_method m,
 			    struct curl_slist *hdr, const void *data, size_t data_len, struct mdfio_s3_sink *sink,
 			    long *status, CURLcode *rcp, size_t *blen);
+/* Whether the transfer just done on h opened a connection of its own.
+ * libcurl sends a request again, by itself and on a new connection, when
+ * the reused connection it went out on closed before any byte of the
+ * answer: the server may have acted on the first copy, so a conditional
+ * PUT's 412 on such a transfer may answer our own write. */
+int mdfio_s3_opened_connection(CURL *h);
 int mdfio_s3_store_req(struct mdfio_s3_client *c, const char *url, enum mdfio_s3_method m, struct curl_slist *hdr,
 		       struct mdfio_s3_sink *sink, long *status, CURLcode *rcp, size_t *blen);
 /* One line into out about a store request that failed for a reason the

@@ -172,6 +172,32 @@ def test_a_retried_create_whose_first_attempt_landed_is_not_a_conflict(s3, tmpfs
     assert s3.keys(BUCKET) == [FOREIGN]
 
 
+@pytest.mark.parametrize("what", ["object", "marker"])
+def test_a_create_libcurl_sent_again_is_not_a_conflict(s3, tmpfs, tmp_path, what):
+    """The server makes an object (or a dataset's marker), then the
+    connection closes before any byte of the answer: libcurl sends the PUT
+    again by itself on a new connection, without retries=, and the server
+    answers 412 (the key exists: our own first copy). mdfio reads the key
+    back, finds what it wrote, and counts no error: no create error, no
+    refused precreate."""
+    root = tmpfs / "root"
+    root.mkdir()
+    opts = dict(OPTS, prefix="h", verify_read=1)
+    key = OBJECT if what == "object" else r"/\d+_\d+/$"
+    rule = s3proxy.Rule(method="PUT", key=key, nth=2, cut="silent")
+    with s3proxy.proxy(s3.port, [rule]) as proxy:
+        run = run_fio(s3_job(["precreate"], root, **opts), tmp_path, env=via(s3, proxy), check=None)
+        records = list(proxy.records)
+    cut = [r for r in records if r.faulted]
+    assert [r.outcome for r in cut] == ["cut"]
+    assert [r.outcome for r in records if r.path == cut[0].path and r.method == "PUT"] == ["cut", "412"]
+    assert run.rc == 0 and errors(run) == 0, run.stderr
+    assert not [line for line in run.mdfio_lines() if RETRIED.fullmatch(line)], run.stderr
+    run = run_fio(s3_job(["benchmark", "cleanup"], root, **opts), tmp_path, env=s3.env(), check=True)
+    assert errors(run) == 0
+    assert s3.keys(BUCKET) == [FOREIGN]
+
+
 def closed_port():
     """A port of 127.0.0.1 nothing listens on (bound, never listening)."""
     s = socket.socket()

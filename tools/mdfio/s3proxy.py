@@ -51,7 +51,9 @@ class Rule:
     connection) or after the headers of an answer and part of its body
     (cut="midway", which it cannot resend; not for a HEAD, whose answer
     has no body); or the request is forwarded, the server acts on it, and
-    its answer is cut so (cut="after")."""
+    its answer is cut so (cut="after"), or closed before any byte of it
+    (cut="silent": on a reused connection, libcurl sends the request again
+    by itself, and the server has already acted on the first copy)."""
     method: str | None = None
     key: str | None = None
     nth: int | None = None
@@ -211,7 +213,7 @@ class Proxy:
         upstream.endheaders(body if length else None)
         resp = upstream.getresponse()
         payload = resp.read()
-        if rule and rule.cut == "after":
+        if rule and rule.cut in ("after", "silent"):
             return self._cut(client, rule, method, path)
         kept = [(k, v) for k, v in resp.getheaders()
                 if k.lower() not in ("content-length", "transfer-encoding", "connection")]
@@ -227,7 +229,7 @@ class Proxy:
 
     def _cut(self, client: socket.socket, rule: Rule, method: str, path: str) -> bool:
         self._record(method, path, "cut", True)
-        if rule.cut != "before":
+        if rule.cut not in ("before", "silent"):
             # a body cut short: a client cannot take it for a whole answer
             client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: 1000\r\n\r\n<?xml")
         return False
