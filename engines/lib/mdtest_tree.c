@@ -1,0 +1,279 @@
+/* IOR's mdtest namespace (mdtest_tree.h). Each walk follows the mdtest
+ * function it stands for: create_remove_directory_tree (the tree phases),
+ * create_remove_items (creates and removes: depth first, a directory's
+ * items before its subtrees) and mdtest_stat / mdtest_read (items by
+ * number, each found from its number). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mdtest_tree.h"
+
+/* The most directories one tree may have: mdtest numbers them in an int. */
+#define MDTEST_DIRS_MAX (1u << 24)
+#define MDTEST_PATH_MAX 4096
+
+const char *const mdtest_phase_names[MDTEST_PHASE_NR] = {
+	"tree_create", "dir_create", "dir_stat", "dir_remove", "file_create",
+	"file_stat", "file_read", "file_remove", "tree_remove",
+};
+
+const char *const mdtest_phase_titles[MDTEST_PHASE_NR] = {
+	"Tree creation", "Directory creation", "Directory stat", "Directory removal",
+	"File creation", "File stat", "File read", "File removal", "Tree removal",
+};
+
+const enum mdtest_op mdtest_phase_op[MDTEST_PHASE_NR] = {
+	MDTEST_OP_MKDIR, MDTEST_OP_MKDIR, MDTEST_OP_STAT, MDTEST_OP_RMDIR,
+	MDTEST_OP_CREATE, MDTEST_OP_STAT, MDTEST_OP_READ, MDTEST_OP_UNLINK,
+	MDTEST_OP_RMDIR,
+};
+
+int mdtest_phase_parse(const char *s)
+{
+	int ph;
+
+	for (ph = 0; ph < MDTEST_PHASE_NR; ph++)
+		if (!strcmp(s, mdtest_phase_names[ph]))
+			return ph;
+	return -1;
+}
+
+int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
+		    char *msg, size_t len)
+{
+	uint64_t dirs = 1, level = 1, d;
+
+	memset(s, 0, sizeof(*s));
+	if (!p->items && !p->items_per_dir) {
+		snprintf(msg, len, "items= (mdtest -n) or items_per_dir= (-I) is required");
+		return 1;
+	}
+	if (p->items && p->items_per_dir && p->unique_dir) {
+		snprintf(msg, len, "items=%" PRIu64 " and items_per_dir=%" PRIu64 " with unique_dir=1: give one of them (mdtest -u takes -n or -I)",
+			 p->items, p->items_per_dir);
+		return 1;
+	}
+	if (p->items && p->items_per_dir && p->items % p->items_per_dir) {
+		snprintf(msg, len, "items=%" PRIu64 " is not a multiple of items_per_dir=%" PRIu64 " (as mdtest requires of -n and -I)",
+			 p->items, p->items_per_dir);
+		return 1;
+	}
+	if (p->depth && p->branch) {
+		/* mdtest's num_dirs_in_tree: 1 + b + b^2 + ... + b^z */
+		for (d = 0; d < p->depth; d++) {
+			level *= p->branch;
+			dirs += level;
+			if (dirs > MDTEST_DIRS_MAX) {
+				snprintf(msg, len, "branching_factor=%" PRIu32 " and depth=%" PRIu32 " make more than %u directories in a tree",
+					 p->branch, p->depth, MDTEST_DIRS_MAX);
+				return 1;
+			}
+		}
+	}
+	s->dirs_in_tree = dirs;
+	s->loops = p->items && p->items_per_dir && !p->unique_dir ? p->items / p->items_per_dir : 1;
+	if (p->items_per_dir) {
+		s->items_per_dir = p->items_per_dir;
+		s->items = p->items ? p->items : p->items_per_dir * dirs;
+	} else {
+		s->items_per_dir = p->items / dirs;
+		s->items = s->items_per_dir * dirs;
+		if (!s->items) {
+			snprintf(msg, len, "items=%" PRIu64 " is fewer than the %" PRIu64 " directories of the tree: each would hold none",
+				 p->items, dirs);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void mdtest_test_dir(char *out, size_t len, const struct mdtest_params *p, uint64_t k)
+{
+	snprintf(out, len, "test-dir.%" PRIu32 "-%" PRIu64, p->iteration, k);
+}
+
+struct walk {
+	const struct mdtest_params *p;
+	const struct mdtest_shape *s;
+	enum mdtest_op op;
+	int dirs;		/* items are directories (dir.) rather than files */
+	char base[32];		/* mdtest's base_tree_name */
+	char name[32];		/* the item names' middle: "mdtest.<rank>." */
+	mdtest_visit fn;
+	void *arg;
+};
+
+/* path + "/" + a + n, into out; 1 if it does not fit */
+static int join(char *out, const char *path, const char *a, uint64_t n)
+{
+	int w = snprintf(out, MDTEST_PATH_MAX, "%s/%s%" PRIu64, path, a, n);
+
+	return w < 0 || w >= MDTEST_PATH_MAX;
+}
+
+static int item(struct walk *w, const char *dir, uint64_t num)
+{
+	char path[MDTEST_PATH_MAX], prefix[48];
+
+	snprintf(prefix, sizeof(prefix), "%s.%s", w->dirs ? "dir" : "file", w->name);
+	if (join(path, dir, prefix, num))
+		return -1;
+	return w->fn(w->arg, w->op, path);
+}
+
+/* create_remove_items_helper: the items of one directory */
+static int items_of(struct walk *w, const char *dir, uint64_t first)
+{
+	uint64_t i;
+	int err;
+
+	for (i = 0; i < w->s->items_per_dir; i++)
+		if ((err = item(w, dir, first + i)))
+			return err;
+	return 0;
+}
+
+/* create_remove_items */
+static int items_below(struct walk *w, uint32_t depth, const char *path, uint64_t dir)
+{
+	char child[MDTEST_PATH_MAX], base[48];
+	uint32_t i;
+	int err;
+
+	if (depth == 0) {
+		if ((err = items_of(w, path, 0)))
+			return err;
+		return w->p->depth > 0 ? items_below(w, 1, path, 1) : 0;
+	}
+	if (depth > w->p->depth)
+		return 0;
+	snprintf(base, sizeof(base), "%s.", w->base);
+	for (i = 0; i < w->p->branch; i++, dir++) {
+		if (join(child, path, base, dir))
+			return -1;
+		if ((err = items_of(w, child, dir * w->s->items_per_dir)) ||
+		    (err = items_below(w, depth + 1, child, dir * w->p->branch + 1)))
+			return err;
+	}
+	return 0;
+}
+
+/* mdtest_stat and mdtest_read: item i of the phase's name, found under the
+ * directory its number puts it in, as mdtest finds it (its parents are
+ * prepended while their number exceeds the branching factor) */
+static int items_by_number(struct walk *w, const char *path)
+{
+	uint64_t stop = w->s->loops != 1 ? w->s->items_per_dir : w->s->items, i;
+	char rel[MDTEST_PATH_MAX], tmp[MDTEST_PATH_MAX], full[MDTEST_PATH_MAX];
+	int err;
+
+	for (i = 0; i < stop; i++) {
+		uint64_t parent = i / w->s->items_per_dir;
+		int n;
+
+		snprintf(rel, sizeof(rel), "%s.%s%" PRIu64, w->dirs ? "dir" : "file", w->name, i);
+		if (parent > 0) {
+			n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
+			if (n < 0 || n >= (int)sizeof(tmp))
+				return -1;
+			memcpy(rel, tmp, sizeof(rel));
+			while (parent > w->p->branch) {
+				parent = (parent - 1) / w->p->branch;
+				n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
+				if (n < 0 || n >= (int)sizeof(tmp))
+					return -1;
+				memcpy(rel, tmp, sizeof(rel));
+			}
+		}
+		n = snprintf(full, sizeof(full), "%s/%s", path, rel);
+		if (n < 0 || n >= (int)sizeof(full))
+			return -1;
+		if ((err = w->fn(w->arg, w->op, full)))
+			return err;
+	}
+	return 0;
+}
+
+/* create_remove_directory_tree below its root: pre-order for a create,
+ * each directory removed after its subtree */
+static int tree_below(struct walk *w, uint32_t depth, const char *path, uint64_t dir)
+{
+	char child[MDTEST_PATH_MAX], base[48];
+	uint32_t i;
+	int err;
+
+	if (depth > w->p->depth)
+		return 0;
+	snprintf(base, sizeof(base), "%s.", w->base);
+	for (i = 0; i < w->p->branch; i++, dir++) {
+		if (join(child, path, base, dir))
+			return -1;
+		if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, child)))
+			return err;
+		if ((err = tree_below(w, depth + 1, child, w->p->branch * dir + 1)))
+			return err;
+		if (w->op == MDTEST_OP_RMDIR && (err = w->fn(w->arg, w->op, child)))
+			return err;
+	}
+	return 0;
+}
+
+static int tree(struct walk *w, const char *testdir)
+{
+	char root[MDTEST_PATH_MAX];
+	int err;
+
+	snprintf(root, sizeof(root), "%s/%s.0", testdir, w->base);
+	if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, root)))
+		return err;
+	if ((err = tree_below(w, 1, root, 1)))
+		return err;
+	return w->op == MDTEST_OP_RMDIR ? w->fn(w->arg, w->op, root) : 0;
+}
+
+int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
+		enum mdtest_phase ph, mdtest_visit fn, void *arg)
+{
+	struct walk w = { .p = p, .s = s, .op = mdtest_phase_op[ph], .fn = fn, .arg = arg };
+	/* the rank whose names a phase uses (mdtest's mk_name, stat_name,
+	 * read_name, rm_name: rank + k * stride), and whose tree it works in
+	 * with -u (unique_chdir_dir for a create, then the stat, read and rm
+	 * dirs: rank + (k + 1) * stride) */
+	uint32_t k = ph == MDTEST_DIR_STAT || ph == MDTEST_FILE_STAT ? 1 :
+		     ph == MDTEST_FILE_READ ? 2 :
+		     ph == MDTEST_DIR_REMOVE || ph == MDTEST_FILE_REMOVE ? 3 : 0;
+	uint64_t name_rank = ((uint64_t)p->rank + (uint64_t)k * p->stride) % p->ranks;
+	uint64_t dir_rank = ((uint64_t)p->rank + (uint64_t)(k + 1) * p->stride) % p->ranks;
+	char testdir[64], work[MDTEST_PATH_MAX];
+	uint64_t loop;
+	int err;
+
+	/* mdtest's directory read phase reads nothing; its file read phase
+	 * works in the read dir (k = 2 + 1) */
+	w.dirs = ph == MDTEST_DIR_CREATE || ph == MDTEST_DIR_STAT || ph == MDTEST_DIR_REMOVE;
+	if (p->unique_dir)
+		snprintf(w.base, sizeof(w.base), "mdtest_tree.%" PRIu32, p->rank);
+	else
+		snprintf(w.base, sizeof(w.base), "mdtest_tree");
+	snprintf(w.name, sizeof(w.name), "mdtest.%" PRIu64 ".", name_rank);
+	for (loop = 0; loop < s->loops; loop++) {
+		mdtest_test_dir(testdir, sizeof(testdir), p, loop);
+		if (ph == MDTEST_TREE_CREATE || ph == MDTEST_TREE_REMOVE) {
+			if (mdtest_makes_tree(p) && (err = tree(&w, testdir)))
+				return err;
+			continue;
+		}
+		if (p->unique_dir)
+			snprintf(work, sizeof(work), "%s/mdtest_tree.%" PRIu64 ".0", testdir, dir_rank);
+		else
+			snprintf(work, sizeof(work), "%s/mdtest_tree.0", testdir);
+		if (ph == MDTEST_DIR_STAT || ph == MDTEST_FILE_STAT || ph == MDTEST_FILE_READ)
+			err = items_by_number(&w, work);
+		else
+			err = items_below(&w, 0, work, 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}

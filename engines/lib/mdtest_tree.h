@@ -1,0 +1,78 @@
+/* IOR's mdtest namespace: which directories and items a rank makes, stats,
+ * reads and removes in each of mdtest's phases, in mdtest's order and under
+ * mdtest's names (test-dir.<iteration>-<loop>/mdtest_tree.0/...,
+ * file.mdtest.<rank>.<i>, dir.mdtest.<rank>.<i>). Pure: no fio, no I/O;
+ * the mdtest engine (workloads/mdtest.c) performs what this lists. */
+#ifndef MDFIO_MDTEST_TREE_H
+#define MDFIO_MDTEST_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* mdtest's phases, in the order mdtest runs them in one iteration. The
+ * directory read phase is left out: mdtest times it but does nothing in it
+ * and never prints it. */
+enum mdtest_phase {
+	MDTEST_TREE_CREATE, MDTEST_DIR_CREATE, MDTEST_DIR_STAT, MDTEST_DIR_REMOVE,
+	MDTEST_FILE_CREATE, MDTEST_FILE_STAT, MDTEST_FILE_READ, MDTEST_FILE_REMOVE,
+	MDTEST_TREE_REMOVE, MDTEST_PHASE_NR
+};
+
+enum mdtest_op {
+	MDTEST_OP_MKDIR, MDTEST_OP_RMDIR, MDTEST_OP_CREATE, MDTEST_OP_STAT,
+	MDTEST_OP_READ, MDTEST_OP_UNLINK, MDTEST_OP_NR
+};
+
+/* The phase= spelling of each phase ("file_create"), and mdtest's name of it
+ * in its report ("File creation"). */
+extern const char *const mdtest_phase_names[MDTEST_PHASE_NR];
+extern const char *const mdtest_phase_titles[MDTEST_PHASE_NR];
+/* What one unit of each phase is. */
+extern const enum mdtest_op mdtest_phase_op[MDTEST_PHASE_NR];
+int mdtest_phase_parse(const char *s);	/* -1 if s names none */
+
+/* mdtest's options, as given, and the rank. */
+struct mdtest_params {
+	uint64_t items;		/* -n (0: unset) */
+	uint64_t items_per_dir;	/* -I (0: unset) */
+	uint32_t branch;	/* -b */
+	uint32_t depth;		/* -z */
+	int unique_dir;		/* -u */
+	uint32_t stride;	/* -N */
+	uint32_t iteration;	/* which of -i's iterations: test-dir.<it>-... */
+	uint32_t rank, ranks;
+};
+
+/* What mdtest derives from them (mdtest_run): the items of a rank per
+ * phase (its o.items), per directory, the directories of a tree, and the
+ * test directories (-n with -I makes n/I of them, test-dir.<it>-<k>). */
+struct mdtest_shape {
+	uint64_t items, items_per_dir, dirs_in_tree, loops;
+};
+
+/* 0, or 1 with one line in msg naming the option at fault, for a set of
+ * options mdtest refuses or mdfio cannot hold. */
+int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
+		    char *msg, size_t len);
+
+/* Calls fn for each operation rank p->rank performs in phase ph, in
+ * mdtest's order, with the path relative to the root (-d): every
+ * component separated by one '/'. The tree's own directories of a tree
+ * phase are its units; the test directories themselves are not (mdtest
+ * makes and removes them outside the timed part). Stops and returns what
+ * fn returns if that is not 0. */
+typedef int (*mdtest_visit)(void *arg, enum mdtest_op op, const char *path);
+int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
+		enum mdtest_phase ph, mdtest_visit fn, void *arg);
+
+/* Whether rank p->rank makes (and removes) a tree: every rank with -u,
+ * else rank 0 alone. */
+static inline int mdtest_makes_tree(const struct mdtest_params *p)
+{
+	return p->unique_dir || p->rank == 0;
+}
+
+/* The test directory of loop k: "test-dir.<iteration>-<k>". */
+void mdtest_test_dir(char *out, size_t len, const struct mdtest_params *p, uint64_t k);
+
+#endif
