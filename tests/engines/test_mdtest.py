@@ -1,0 +1,140 @@
+"""mdfio-mdtest against IOR's mdtest: for each case of
+tests/fixtures/mdtest/cases.json, the namespace its create phases leave and
+each phase's operations per process, in order, as strace sees them, equal
+what the real mdtest did with the same options (recorded by
+tests/fixtures/mdtest/record.py, README.md there); then its counts in
+fio's JSON, and its refusals of bad input in one line."""
+import json
+import shutil
+import sys
+
+import pytest
+
+from conftest import SOURCE_ROOT, job, run_fio
+
+FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
+sys.path.insert(0, str(FIXTURES))
+import trace  # noqa: E402
+
+CASES = json.loads((FIXTURES / "cases.json").read_text())
+CREATES = ("tree_create", "dir_create", "file_create")
+REST = ("dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove")
+ORDER = ("tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat",
+         "file_read", "file_remove", "tree_remove")
+
+
+def sections(case, names):
+    """The case's phases among names, in mdtest's order (-F leaves out the
+    directories' phases)."""
+    return [p for p in ORDER if p in names and not (case.get("files_only") and p.startswith("dir_"))]
+
+
+def mdtest_job(case, root, phases, **extra):
+    return job(phases, root, engine="mdtest", numjobs=case["ranks"], **case["mdfio"], **extra)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_names_tree_and_order_are_mdtests(case, tmp_path):
+    if not shutil.which("strace"):
+        pytest.skip("strace not found: it records the operations compared")
+    root = tmp_path / "out"
+    root.mkdir()
+    log = tmp_path / "strace"
+    prefix = ["strace", "-ff", "-y", "-qq", "-e", f"trace={trace.SYSCALLS}", "-o", str(log)]
+    run_fio(mdtest_job(case, root, sections(case, CREATES)), tmp_path, prefix=prefix, check=True)
+    want = (FIXTURES / "tree" / case["name"]).read_text().split()
+    assert trace.tree(root) == want
+    run_fio(mdtest_job(case, root, sections(case, REST)), tmp_path, prefix=prefix, check=True)
+    assert list(root.iterdir()) == []
+    want = json.loads((FIXTURES / "phases" / f"{case['name']}.json").read_text())
+    got = trace.phases(log, str(root))
+    for phase in ORDER:
+        assert got.get(phase) == want.get(phase), phase
+
+
+def test_counts_and_phase_times_in_fios_json(tmp_path):
+    """2 ranks, -n 10 -b 2 -z 2: 7 directories of one item each per rank."""
+    root = tmp_path / "out"
+    root.mkdir()
+    case = CASES[0]
+    run = run_fio(mdtest_job(case, root, list(ORDER)), tmp_path, check=True)
+    slot = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
+            "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
+            "tree_remove": "trim"}
+    for phase in ORDER:
+        jobs = [j for j in run.jobs() if j["job options"]["phase"] == phase]
+        assert len(jobs) == 2
+        for j in jobs:
+            rank = int(j["desc"].split("rank=")[1].split()[0])
+            n = 7 if not phase.startswith("tree") or rank == 0 else 0
+            s = j[slot[phase]]
+            assert (s["total_ios"], s["clat_ns"]["N"], s["drop_ios"]) == (n, n, 0), (phase, rank)
+            # the rank's exact phase time: one sample, at least its
+            # operations' time
+            assert s["slat_ns"]["N"] == (1 if n else 0)
+            if n:
+                assert s["slat_ns"]["min"] >= s["clat_ns"]["min"] * n
+            assert j["error"] == 0
+    assert list(root.iterdir()) == []
+
+
+def test_a_failed_operation_is_counted_and_fails_the_job(tmp_path):
+    root = tmp_path / "out"
+    root.mkdir()
+    case = CASES[4]     # -n 6 -I 3: two test directories
+    run_fio(mdtest_job(case, root, ["tree_create", "file_create"]), tmp_path, check=True)
+    (root / "test-dir.0-1" / "mdtest_tree.0" / "file.mdtest.1.2").unlink()
+    run = run_fio(mdtest_job(case, root, ["file_stat"]), tmp_path, check=False)
+    assert run.rc != 0
+    stat = [j["read"] for j in run.jobs()]
+    assert sorted((s["total_ios"], s["drop_ios"]) for s in stat) == [(6, 0), (6, 1)]
+    assert "file_stat: 1 errors (first: " in run.stderr
+    assert "file.mdtest.1.2: No such file or directory" in run.stderr
+
+
+def test_tree_create_never_runs_over_an_existing_test_dir(tmp_path):
+    root = tmp_path / "out"
+    (root / "test-dir.0-0").mkdir(parents=True)
+    (root / "test-dir.0-0" / "mine").write_text("keep")
+    run = run_fio(mdtest_job(CASES[0], root, ["tree_create"]), tmp_path, check=False)
+    assert run.rc != 0
+    assert f"{root}/test-dir.0-0 already exists: refusing to run mdtest's tree_create over it (nothing was touched)" \
+        in run.stderr
+    assert sorted(p.name for p in root.rglob("*")) == ["mine", "test-dir.0-0"]
+
+
+@pytest.mark.parametrize("opts, line", [
+    ({"items": "ten"}, "items=ten: expected an integer from 0 to 1099511627776"),
+    ({"items": "0"}, "items= (mdtest -n) or items_per_dir= (-I) is required"),
+    ({"items": "7", "items_per_dir": "2"}, "items=7 is not a multiple of items_per_dir=2"),
+    ({"items": "4", "items_per_dir": "2", "unique_dir": "1"},
+     "items=4 and items_per_dir=2 with unique_dir=1: give one of them"),
+    ({"items": "3", "branching_factor": "2", "depth": "2"},
+     "items=3 is fewer than the 7 directories of the tree"),
+    ({"items": "4", "unique_dir": "2"}, "unique_dir=2: expected an integer from 0 to 1"),
+    ({"items": "4", "branching_factor": "0"}, "branching_factor=0: expected an integer from 1 to"),
+])
+def test_bad_options_are_refused_in_one_line(tmp_path, opts, line):
+    root = tmp_path / "out"
+    root.mkdir()
+    run = run_fio(job(["tree_create"], root, engine="mdtest", **opts), tmp_path, check=False)
+    assert run.rc != 0
+    assert [m for m in run.stderr.splitlines() if m.startswith("mdfio:")][0].startswith(f"mdfio: {line}")
+    assert list(root.iterdir()) == []
+
+
+def test_a_phase_without_its_tree_is_refused(tmp_path):
+    root = tmp_path / "out"
+    root.mkdir()
+    run = run_fio(mdtest_job(CASES[0], root, ["file_stat"]), tmp_path, check=False)
+    assert run.rc != 0
+    assert f"mdfio: {root}/test-dir.0-0: missing: run phase=tree_create first" in run.stderr
+    assert list(root.iterdir()) == []
+
+
+def test_an_unknown_phase_is_refused(tmp_path):
+    root = tmp_path / "out"
+    root.mkdir()
+    run = run_fio(job(["file_rename"], root, engine="mdtest", items="4"), tmp_path, check=False)
+    assert run.rc != 0
+    assert "mdfio: phase=file_rename: expected tree_create, dir_create" in run.stderr
