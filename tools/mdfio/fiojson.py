@@ -1166,3 +1166,66 @@ def iozone_passes(doc: dict[str, Any], name: str) -> list[IozonePass]:
             glob = per_server.get((raw.get("hostname"), raw.get("port")), {})
         out.append(IozonePass(Job(Reader(raw, name, f"job {n}"), glob)))
     return out
+
+
+# mdfio-mdtest, IOR's mdtest (docs/engines.md "mdfio-mdtest"): each section
+# is one of mdtest's phases (phase=, of one iteration=), its operations all
+# in one slot, each rank's exact phase time as that slot's slat_ns
+MDTEST_SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
+               "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
+               "tree_remove": "trim"}
+
+
+def is_mdtest(docs: Iterable[tuple[dict[str, Any], str]]) -> bool:
+    """Whether a run's documents are of mdfio-mdtest: its engine in the
+    ioengine of the first mdfio section."""
+    for doc, name in docs:
+        return "mdfio-mdtest" in mdfio_sections(doc, name)[0].opts.get("ioengine", "")
+    return False
+
+
+class MdtestRank:
+    """One rank's figures of an mdtest phase: its operations (attempted),
+    failed ones, exact phase time (None for a rank with none) and latency
+    object."""
+
+    def __init__(self, job: Job, slot: str):
+        self.rank = job.rank
+        self.ops = job.total_ios(slot)
+        self.failed = job.drop_ios(slot)
+        self.seconds = job.phase_s(slot) if self.ops else None
+        self.latency = Latency(job.slot(slot).child("clat_ns"))
+        self.mean_ns = job.slot(slot).child("clat_ns").number("mean") if self.latency.n else 0.0
+
+
+class MdtestPhase:
+    """One section of an mdfio-mdtest run: its phase, iteration, number of
+    ranks and each rank's figures."""
+
+    def __init__(self, sec: Section, ranks: int):
+        self.name = sec.name
+        self.phase = sec.opt("phase")
+        if self.phase not in MDTEST_SLOT:
+            raise BadInput(f"{sec.doc_name}: job {sec.name}: phase={short(self.phase)}, expected one of "
+                           f"{', '.join(MDTEST_SLOT)}: not the JSON of an mdfio-mdtest run")
+        value = sec.opt("iteration") or "0"
+        if not re.fullmatch(r"[0-9]{1,6}", value):
+            raise BadInput(f"{sec.doc_name}: job {sec.name}: iteration={short(value)}, expected an integer "
+                           "from 0 to 999999: not the JSON of an mdfio-mdtest run")
+        self.iteration = int(value)
+        self.ranks = ranks
+        self.per_rank = [MdtestRank(j, MDTEST_SLOT[self.phase]) for j in sec.jobs]
+
+
+def mdtest_phases(docs: list[tuple[dict[str, Any], str]]) -> list[MdtestPhase]:
+    """The phases of an mdfio-mdtest run over all its documents (one per fio
+    process, or a fio client's), each rank read as RunSections reads an
+    md-workbench run's."""
+    run = RunSections(docs)
+    out = []
+    for sec in run.sections:
+        ranks = run.ranks if run.ranks is not None else len(sec.jobs)
+        if len(sec.jobs) != ranks:
+            raise BadInput(f"{sec.doc_name}: job {sec.name}: {len(sec.jobs)} of its {ranks} ranks reported")
+        out.append(MdtestPhase(sec, ranks))
+    return out

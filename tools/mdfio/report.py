@@ -53,10 +53,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cli import ArgumentParser, positive_seconds
-from .fiojson import BadInput, error_line, iozone_sweep, load, read_documents
+from .fiojson import BadInput, error_line, iozone_sweep, is_mdtest, load, mdtest_phases, read_documents
 from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
                       under_data_load)
 from .follow import follow
+from .mdtest import render as render_mdtest
 from .tree import TreeRun, is_tree_run
 from .tree import render as render_tree
 from .tree import render_json as render_tree_json
@@ -583,6 +584,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             if is_tree_run(docs):
                 return report_tree(docs, args)
+            if is_mdtest(docs):
+                # mdfio-mdtest's run: mdtest's own report (mdtest.py)
+                if args.format != "md-workbench" or args.follow or db is not None or args.html:
+                    raise BadInput(f"{files[0]}: an mdfio-mdtest run: its report is mdtest's table alone "
+                                   "(no --format, --json, --csv, --follow, --record or --html)")
+                print("\n".join(render_mdtest(mdtest_phases(docs))))
+                return 0
             run = None if under_data_load(docs) else Run(docs)
         if under_data_load(docs):
             if db is not None:
