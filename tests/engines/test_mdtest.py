@@ -6,11 +6,12 @@ tests/fixtures/mdtest/record.py, README.md there); then its counts in
 fio's JSON, and its refusals of bad input in one line."""
 import json
 import shutil
+import subprocess
 import sys
 
 import pytest
 
-from conftest import SOURCE_ROOT, job, run_fio
+from conftest import MPI_ENV, MPIRUN, SOURCE_ROOT, fio_env, job, need_mpirun, run_fio
 
 FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
 sys.path.insert(0, str(FIXTURES))
@@ -138,3 +139,32 @@ def test_an_unknown_phase_is_refused(tmp_path):
     run = run_fio(job(["file_rename"], root, engine="mdtest", items="4"), tmp_path, check=False)
     assert run.rc != 0
     assert "mdfio: phase=file_rename: expected tree_create, dir_create" in run.stderr
+
+
+def test_ranks_over_processes_under_mpirun(tmp_path):
+    """mpirun -np 2 fio with numjobs=2: the fio of process p runs ranks
+    2p and 2p+1 (OMPI_COMM_WORLD_RANK), each phase starts on all four at
+    the rank file's barrier, and mdfio-report reads the run from both
+    processes' JSON."""
+    need_mpirun()
+    root = tmp_path / "out"
+    root.mkdir()
+    text = job(["tree_create", "file_create"], root, engine="mdtest", numjobs=2, items="3",
+               unique_dir="1", stride="1", join_timeout="30")
+    jobfile = tmp_path / "mpi.fio"
+    jobfile.write_text(text)
+    cmd = [*MPIRUN, "--bind-to", "none", "-np", "2", "sh", "-c",
+           f'exec fio --output-format=json --output="{tmp_path}/out.$OMPI_COMM_WORLD_RANK.json" "{jobfile}"']
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=fio_env(MPI_ENV), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # rank r made its tree, and its files in rank r+1's (-u -N 1)
+    assert trace.tree(root) == ["test-dir.0-0/"] + [
+        p for r in range(4) for p in (f"test-dir.0-0/mdtest_tree.{r}.0/",
+                                      *(f"test-dir.0-0/mdtest_tree.{r}.0/file.mdtest.{(r + 3) % 4}.{i}"
+                                        for i in range(3)))]
+    report = subprocess.run([str(SOURCE_ROOT / "tools" / "mdfio-report"), f"{tmp_path}/out.0.json",
+                             f"{tmp_path}/out.1.json"], capture_output=True, text=True, timeout=60)
+    assert report.returncode == 0, report.stderr
+    assert "   File creation      " in report.stdout
+    lat = [line for line in report.stdout.splitlines() if line.startswith("   File creation")][1]
+    assert lat.split()[2] == "12"
