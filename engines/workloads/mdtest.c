@@ -100,11 +100,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* set while a clone repeats a check its job's first clone has said the
+ * result of: one line per refusal */
+static int quiet;
+
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
+
+	if (quiet)
+		return 1;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -332,6 +339,8 @@ static void set_units(struct thread_data *td, uint64_t units)
 	td->total_io_size = bytes;
 }
 
+static int test_dirs(struct rank *r, int make);
+
 /* fio's main process, before any job runs: the options checked once, the
  * size fio counts down, and the rank's place in fio's job description
  * (which mdfio-report reads, as it reads md-workbench's). */
@@ -348,6 +357,26 @@ static int engine_setup(struct thread_data *td)
 		return 1;
 	r.p.ranks = r.world.total;
 	r.p.rank = 0;	/* the most units any rank has: rank 0's */
+	/* the fio of rank 0 refuses a tree_create over an existing test
+	 * directory in every clone, before any of its jobs starts: a refusal
+	 * once ranks have claimed their records could leave a rank that
+	 * claims later waiting for rank 0 at the barrier (the other fio
+	 * processes of a run give up after join_timeout) */
+	if (r.phase == MDTEST_TREE_CREATE && r.world.base == 0) {
+		int err;
+
+		snprintf(r.root, sizeof(r.root), "%s", td->o.directory ? td->o.directory : ".");
+		r.root_fd = open(r.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (r.root_fd < 0)
+			return fail("directory=%s: %s", r.root,
+				    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
+		quiet = td->subjob_number != 0;
+		err = test_dirs(&r, 0);
+		quiet = 0;
+		close(r.root_fd);
+		if (err)
+			return 1;
+	}
 	for (d = 0; d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
 	set_units(td, units_of(&r.p, &r.s, r.phase));
@@ -576,8 +605,8 @@ static int perform(struct rank *r, int dfd, const char *name)
 /* The test directories: a tree_create's rank 0 makes them (mdtest makes
  * them before the timed tree create), refusing any that exists, so that
  * no later phase works in a directory mdfio did not make; any other phase
- * needs them. */
-static int test_dirs(struct rank *r)
+ * needs them. make: 0 only looks. */
+static int test_dirs(struct rank *r, int make)
 {
 	char name[64];
 	struct stat sb;
@@ -595,7 +624,7 @@ static int test_dirs(struct rank *r)
 			return fail("%s/%s: %s: run phase=tree_create first",
 				    r->root, name, errno == ENOENT ? "missing" : "not a directory");
 	}
-	if (r->phase != MDTEST_TREE_CREATE)
+	if (r->phase != MDTEST_TREE_CREATE || !make)
 		return 0;
 	for (k = 0; k < r->s.loops; k++) {
 		mdtest_test_dir(name, sizeof(name), &r->p, k);
@@ -674,8 +703,9 @@ static int init_rank(struct thread_data *td, struct rank *r)
 				 parent_of(td)->o.numjobs, r->host, msg, sizeof(msg)))
 		return fail("%s: %s", r->root, msg);
 	r->claimed = 1;
-	if (make_plan(r) || (r->p.rank == 0 && test_dirs(r)) ||
-	    (r->p.rank != 0 && r->phase != MDTEST_TREE_CREATE && test_dirs(r))) {
+	/* every rank looks for the test directories, so that none waits at
+	 * the barrier for one that refused */
+	if (make_plan(r) || ((r->p.rank == 0 || r->phase != MDTEST_TREE_CREATE) && test_dirs(r, 1))) {
 		mdfio_rankfile_abort(&r->rf, "a rank could not start its mdtest phase");
 		return 1;
 	}

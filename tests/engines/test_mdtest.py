@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import MPI_ENV, MPIRUN, SOURCE_ROOT, fio_env, job, need_mpirun, run_fio
+from conftest import MPI_ENV, MPIRUN, SOURCE_ROOT, engine_path, fio_env, job, need_mpirun, run_fio
 
 FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
 sys.path.insert(0, str(FIXTURES))
@@ -168,3 +168,18 @@ def test_ranks_over_processes_under_mpirun(tmp_path):
     assert "   File creation      " in report.stdout
     lat = [line for line in report.stdout.splitlines() if line.startswith("   File creation")][1]
     assert lat.split()[2] == "12"
+
+
+def test_the_shipped_jobfile_runs_every_phase(tmp_path):
+    root = tmp_path / "out"
+    root.mkdir()
+    env = {"MDT_N": "2", "MDT_ROOT": str(root), "MDT_ITEMS": "9", "MDT_B": "2", "MDT_Z": "1",
+           "MDT_W": "7", "MDT_E": "7"}
+    shipped = "ioengine=external:./build/engines/mdfio-mdtest.so"
+    text = (SOURCE_ROOT / "jobfiles" / "mdtest.fio").read_text()
+    assert shipped in text
+    text = text.replace(shipped, f"ioengine=external:{engine_path('mdtest')}")
+    run = run_fio(text, tmp_path, env=env, check=True)
+    assert [j["jobname"] for j in run.jobs()][::2] == list(ORDER)
+    assert all(j["error"] == 0 for j in run.jobs())
+    assert list(root.iterdir()) == []
