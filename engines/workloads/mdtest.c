@@ -582,7 +582,8 @@ static int perform(struct rank *r, int dfd, const char *name)
 		close(fd);
 		return err;
 	case MDTEST_OP_READ:
-		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+		/* O_RDWR: IOR's POSIX backend opens a file to read so */
+		fd = openat(dfd, name, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return errno;
 		if (r->read_bytes) {
