@@ -38,8 +38,8 @@ def test_layout(prefix):
     libdir = [f for f in files if f.endswith("/mdfio/mdfio-posix.so")]
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
-    for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio", "tree")] + \
-             ["bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study", "bin/mdfio-iozone",
+    for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio", "tree", "mdtest")] + \
+             ["share/mdfio/mdtest.fio", "bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study", "bin/mdfio-iozone",
               "share/mdfio/md-workbench.fio", "share/mdfio/md-workbench-under-load.fio", "share/mdfio/tree-study.fio",
               "share/mdfio/studies/nightly.toml",
               "share/mdfio/studies/mdrealio-2016.toml", "share/mdfio/studies/mdrealio-2016-fixed-count.toml",
@@ -61,6 +61,8 @@ def test_layout(prefix):
     jobfile = (prefix / "share" / "mdfio" / "tree-study.fio").read_text()
     assert f"\nioengine=external:{prefix / engine_dir}/mdfio-tree.so\n" in jobfile
     assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / 'tree-study.fio'}\n" in jobfile
+    jobfile = (prefix / "share" / "mdfio" / "mdtest.fio").read_text()
+    assert f"\nioengine=external:{prefix / engine_dir}/mdfio-mdtest.so\n" in jobfile and "./build" not in jobfile
 
 
 def test_installed_jobfile_tool_writes_the_installed_jobfile(prefix, tmp_path):
