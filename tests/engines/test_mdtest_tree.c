@@ -1,0 +1,80 @@
+/* lib/mdtest_tree.c alone: mdtest's derived counts (its num_dirs_in_tree,
+ * items per directory and test directories), its refusals, and a walk's
+ * first and last paths. The whole namespace against the real mdtest's is
+ * tests/engines/test_mdtest.py's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "mdtest_tree.h"
+
+struct seen {
+	unsigned int n;
+	char first[256], last[256];
+	enum mdtest_op op;
+};
+
+static int see(void *arg, enum mdtest_op op, const char *path)
+{
+	struct seen *s = arg;
+
+	if (!s->n++)
+		snprintf(s->first, sizeof(s->first), "%s", path);
+	snprintf(s->last, sizeof(s->last), "%s", path);
+	s->op = op;
+	return 0;
+}
+
+static int stop_at_third(void *arg, enum mdtest_op op, const char *path)
+{
+	(void)op;
+	(void)path;
+	return ++*(int *)arg == 3 ? 7 : 0;
+}
+
+int main(void)
+{
+	struct mdtest_params p = { .items = 10, .branch = 2, .depth = 2, .ranks = 2, .rank = 1 };
+	struct mdtest_shape s;
+	struct seen w;
+	char msg[256];
+	int calls = 0;
+
+	/* -n 10 -b 2 -z 2: 7 directories of 1 item, as mdtest derives */
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	CHECK(s.dirs_in_tree == 7 && s.items_per_dir == 1 && s.items == 7 && s.loops == 1,
+	      "dirs %llu per dir %llu items %llu loops %llu", (unsigned long long)s.dirs_in_tree,
+	      (unsigned long long)s.items_per_dir, (unsigned long long)s.items, (unsigned long long)s.loops);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_CREATE, see, &w);
+	CHECK(w.n == 7 && w.op == MDTEST_OP_CREATE, "%u creates", w.n);
+	CHECK(!strcmp(w.first, "test-dir.0-0/mdtest_tree.0/file.mdtest.1.0"), "%s", w.first);
+	CHECK(!strcmp(w.last, "test-dir.0-0/mdtest_tree.0/mdtest_tree.2/mdtest_tree.6/file.mdtest.1.6"), "%s", w.last);
+	/* a stat finds item 6 through its parents' numbers */
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_STAT, see, &w);
+	CHECK(!strcmp(w.last, "test-dir.0-0/mdtest_tree.0/mdtest_tree.2/mdtest_tree.6/file.mdtest.1.6"), "%s", w.last);
+	/* rank 1 makes no tree of a shared one; rank 0 removes its leaves first */
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_TREE_CREATE, see, &w);
+	CHECK(w.n == 0, "rank 1 made %u tree directories", w.n);
+	p.rank = 0;
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_TREE_REMOVE, see, &w);
+	CHECK(w.n == 7 && !strcmp(w.first, "test-dir.0-0/mdtest_tree.0/mdtest_tree.1/mdtest_tree.3") &&
+	      !strcmp(w.last, "test-dir.0-0/mdtest_tree.0"), "%u: %s ... %s", w.n, w.first, w.last);
+	/* a walk stops where its visitor says */
+	CHECK(mdtest_walk(&p, &s, MDTEST_FILE_CREATE, stop_at_third, &calls) == 7 && calls == 3, "%d calls", calls);
+	/* -n 6 -I 3: two test directories */
+	p = (struct mdtest_params){ .items = 6, .items_per_dir = 3, .branch = 1, .ranks = 1 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)) && s.loops == 2, "loops %llu", (unsigned long long)s.loops);
+	/* mdtest's refusals, and a tree too wide for its items */
+	p = (struct mdtest_params){ .items = 7, .items_per_dir = 2, .branch = 1, .ranks = 1 };
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "not a multiple"), "%s", msg);
+	p = (struct mdtest_params){ .items = 3, .branch = 2, .depth = 2, .ranks = 1 };
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "fewer than the 7 directories"), "%s", msg);
+	p = (struct mdtest_params){ .items = 1, .branch = 1000, .depth = 5, .ranks = 1 };
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "more than"), "%s", msg);
+	CHECK(mdtest_phase_parse("file_read") == MDTEST_FILE_READ && mdtest_phase_parse("read") < 0, "parse");
+	return check_result();
+}
