@@ -170,16 +170,17 @@ class Server:
 
 @contextlib.contextmanager
 def server(source_root: str | os.PathLike[str], timeout: float = START_TIMEOUT,
-           extra_args: tuple[str, ...] = (), tls: bool = False, region: str = REGION) -> Iterator[Server]:
+           extra_args: tuple[str, ...] = (), tls: bool = False, region: str = REGION,
+           parent: str | os.PathLike[str] | None = None) -> Iterator[Server]:
     """A versitygw of its own on a free port of 127.0.0.1, serving a fresh
-    directory under /tmp, with random keys (given in its environment, never
-    on its command line), in region (which a CreateBucket's
-    LocationConstraint must name, unless us-east-1); killed, and its
-    directory removed, on every exit path."""
+    directory under parent (default /tmp), with random keys (given in its
+    environment, never on its command line), in region (which a
+    CreateBucket's LocationConstraint must name, unless us-east-1); killed,
+    and its directory removed, on every exit path."""
     why = need_versitygw(source_root)
     if why:
         raise RuntimeError(why)
-    work = Path(tempfile.mkdtemp(prefix="mdfio-vgw-"))
+    work = Path(tempfile.mkdtemp(prefix="mdfio-vgw-", dir=parent))
     proc = None
     try:
         backing = work / "data"
