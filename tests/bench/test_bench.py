@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
+import mdfio.versitygw
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, loops_under, mounts_under, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
-            "scaling", "hosts", "callgrind", "reference", "walltime", "barrier")
+            "scaling", "hosts", "callgrind", "reference", "walltime", "barrier", "s3")
 
 
 def is_spread(cell, signed=False):
@@ -392,3 +393,46 @@ def test_barrier_compares_builds_and_finds_one_poller_per_fio(tmp_path):
     assert fenced["waiting: requests/s"] == 0 and fenced["per barrier"] > 0, table
     assert "Reproduce: `bench/run --only barrier --before-build DIR --quick`" in md.read_text()
 
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_s3_measures_mdfio_s3_against_the_bare_libcurl_loop_and_posix_in_one_run(tmp_path):
+    """The s3 section on one versitygw: objects/s of mdfio-posix and of
+    mdfio-s3 and the bare loop at --quick's iodepths 1 and 4, and the
+    ratios made of those very runs; the bucket is left empty (the section
+    checks it) and its tmpfs unmounted."""
+    need_root("bench/run mounts a tmpfs")
+    loop = ENGINE_DIR.parent / "bench" / "s3-loop"
+    if not mdfio.fio.engine_path(ENGINE_DIR, "s3").is_file() or not loop.is_file():
+        pytest.skip("mdfio-s3 and bench/s3-loop not built (meson builds them only where libcurl is)")
+    why = mdfio.versitygw.need_versitygw(SOURCE_ROOT)
+    if why:
+        pytest.skip(why)
+    # bad input to the loop is one line
+    proc = subprocess.run([str(loop), "Bad_Bucket", "benchmark", "1", "1", "1", "1", "0", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr == "s3-loop: BUCKET: expected 3 to 63 of a-z, 0-9, '-' and '.'\n"
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "s3", "--workdir", str(tmp_path),
+                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert mounts_under(tmp_path) == []
+    [md] = out.glob("????-??-??-s3.md")
+    doc = json.loads(md.with_suffix(".json").read_text())
+    rates, ratios = doc["tables"]
+    variants = ["mdfio-posix", *(f"{who} qd={q}" for q in (1, 4) for who in ("mdfio-s3", "bare loop"))]
+    assert [r["variant"] for r in rates["rows"]] == variants
+    phases = ("precreate", "benchmark", "cleanup")
+    assert all(is_spread(r[ph]) and r[ph]["min"] > 0 for r in rates["rows"] for ph in phases)
+    of = {**{f"mdfio-s3 ÷ bare loop, qd={q}": (f"mdfio-s3 qd={q}", f"bare loop qd={q}") for q in (1, 4)},
+          **{f"mdfio-posix ÷ mdfio-s3 qd={q}": ("mdfio-posix", f"mdfio-s3 qd={q}") for q in (1, 4)}}
+    assert [r["ratio"] for r in ratios["rows"]] == list(of)
+    # one round: each ratio is of the objects/s above it
+    rate = {r["variant"]: r for r in rates["rows"]}
+    for r in ratios["rows"]:
+        a, b = of[r["ratio"]]
+        for ph in phases:
+            assert r[ph]["values"] == pytest.approx([rate[a][ph]["median"] / rate[b][ph]["median"]], rel=1e-9)
+    assert "Reproduce: `bench/run --only s3 --rounds 1 --quick`" in md.read_text()
