@@ -1,0 +1,741 @@
+/* mdfio-postmark: PostMark (Debian's postmark 1.53) as a workload of mdfio.
+ * One fio job section is one of PostMark's phases (phase=pool,
+ * transactions or delete); what it does, in which order, under which
+ * names and sizes, is lib/postmark.c's sequence, which this file performs
+ * with system calls (or C stdio, as postmark's buffered mode), one
+ * operation per io_u. A later phase replays the earlier ones without I/O
+ * to reach their state. Each operation's latency goes to its slot of fio's
+ * JSON (create: write, read: read, append: sync, delete: trim) and the
+ * phase's exact time to the headline slot's one slat sample
+ * (docs/postmark.md).
+ *
+ * It is an engine of its own: PostMark is one process in one directory,
+ * and needs nothing of md-workbench's namespace, status file or FIFO. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fio_compat.h"
+#include "optgroup.h"
+
+#include "postmark.h"
+#include "sysio.h"
+
+#define EXPORT __attribute__((visibility("default")))
+/* what the pool leaves in the root beside the files: the parameters it ran
+ * with, so that a later phase runs only where the pool of the same
+ * parameters ran, and never in a directory mdfio did not fill */
+#define MARK ".mdfio-postmark"
+#define DIR_MODE 0775
+
+enum phase { PHASE_POOL = MDFIO_PM_POOL, PHASE_TRANSACTIONS = MDFIO_PM_TRANSACTIONS,
+	     PHASE_DELETE = MDFIO_PM_DELETION };
+static const char *const phase_names[] = { "pool", "transactions", "delete" };
+/* the slot of each kind of operation, and the headline slot of each phase */
+static const enum fio_ddir kind_ddir[MDFIO_PM_KIND_NR] = {
+	[MDFIO_PM_CREATE] = DDIR_WRITE, [MDFIO_PM_READ] = DDIR_READ,
+	[MDFIO_PM_APPEND] = DDIR_SYNC, [MDFIO_PM_DELETE] = DDIR_TRIM,
+};
+static const enum fio_ddir phase_ddir[] = { DDIR_WRITE, DDIR_READ, DDIR_TRIM };
+
+struct pm_eo {
+	void *pad;		/* fio keeps its thread_data pointer here */
+	char *phase, *files, *transactions, *size_low, *size_high, *subdirectories;
+	char *read_block, *write_block, *bias_read, *bias_create, *seed, *buffering;
+};
+
+struct pm_errors {
+	uint64_t count;
+	int first_errno;
+	char first_name[64];
+};
+
+struct pm_job {
+	struct mdfio_pm_params p;
+	enum phase phase;
+	struct mdfio_pm pm;
+	int pm_ready;
+	struct mdfio_pm_op next;	/* the phase's next operation, if have_next */
+	int have_next;
+	char root[PATH_MAX];
+	int root_fd;
+	int *dir_fds;		/* s0 .. s<n-1>, or the root's alone */
+	char *source;		/* postmark's content: 2 * size_high bytes */
+	char *buf;		/* a read block */
+	uint64_t units, done;
+	uint64_t t0;
+	struct pm_errors err[MDFIO_PM_KIND_NR];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "mdfio: %s\n", line);
+	fflush(stderr);
+	return 1;
+}
+
+/* "value|default", as every mdfio option takes it (a jobfile writes
+ * pm_files=${PM_FILES}|500: fio makes an unset variable empty) */
+static const char *pick(const char *s, char *buf, size_t len)
+{
+	const char *bar = s ? strchr(s, '|') : NULL;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	if (!bar)
+		return s;
+	if (bar == s)
+		return bar + 1;
+	n = (size_t)(bar - s);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* A number with fio's size suffixes (k, m, g: 1024-based, as fio's
+ * default kb_base), or a plain integer; lo..hi. */
+static int parse_num(const char *name, const char *given, long long def, long long lo,
+		     long long hi, int sizes, long long *out)
+{
+	char buf[64], *end;
+	const char *s = pick(given, buf, sizeof(buf));
+	long long v, scale = 1;
+
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (sizes && *end && end != s) {
+		switch (*end | 0x20) {
+		case 'k': scale = 1LL << 10; break;
+		case 'm': scale = 1LL << 20; break;
+		case 'g': scale = 1LL << 30; break;
+		default: scale = 0;
+		}
+		if (scale && ((end[1] | 0x20) == 'i' || (end[1] | 0x20) == 'b'))
+			end++;
+		if (scale && (end[1] | 0x20) == 'b')
+			end++;
+		if (scale)
+			end++;
+	}
+	if (!*s || *end || end == s || errno || !scale || v > hi / scale || v * scale < lo)
+		return fail("%s=%s: expected %s from %lld to %lld", name, given,
+			    sizes ? "a size (k, m, g: 1024s)" : "an integer", lo, hi);
+	*out = v * scale;
+	return 0;
+}
+
+static const char *const BOOLS[] = { "0", "no", "off", "false", "1", "yes", "on", "true" };
+
+static int parse_bool(const char *name, const char *given, int def, int *out)
+{
+	char buf[16];
+	const char *s = pick(given, buf, sizeof(buf));
+
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(BOOLS) / sizeof(BOOLS[0]); i++)
+		if (!strcasecmp(s, BOOLS[i])) {
+			*out = i >= 4;
+			return 0;
+		}
+	return fail("%s=%s: expected true or false (1, 0, yes, no, on, off)", name, given);
+}
+
+#define OPT(n, field, text) {						\
+	.name = n, .lname = n, .type = FIO_OPT_STR_STORE,		\
+	.off1 = offsetof(struct pm_eo, field), .help = text,		\
+	.category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID }
+
+/* The phase sets fio's direction (its headline slot) while fio parses the
+ * section, before fio checks the job; rw= given by hand is left. */
+static int cb_phase(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[64];
+	const char *ph = pick(s, buf, sizeof(buf));
+
+	if (!td || fio_option_is_set(&td->o, td_ddir))
+		return 0;
+	td->o.td_ddir = !strcmp(ph, "pool") ? TD_DDIR_WRITE :
+			!strcmp(ph, "transactions") ? TD_DDIR_READ : TD_DDIR_TRIM;
+	return 0;
+}
+
+static struct fio_option options[] = {
+	{ .name = "phase", .lname = "phase", .type = FIO_OPT_STR_STORE, .cb = cb_phase,
+	  .off1 = offsetof(struct pm_eo, phase), .category = FIO_OPT_C_ENGINE,
+	  .group = FIO_OPT_G_INVALID,
+	  .help = "PostMark's phase this section runs: pool, transactions or delete" },
+	OPT("pm_files", files, "Files in the pool (postmark: set number; value|default, default 500)"),
+	OPT("pm_transactions", transactions, "Transactions (set transactions; default 500)"),
+	OPT("pm_size_low", size_low, "Smallest file size (set size L H; default 500)"),
+	OPT("pm_size_high", size_high, "Files are below this size, or all pm_size_low if equal (default 10000)"),
+	OPT("pm_subdirectories", subdirectories, "Subdirectories s0.. the files spread over (set subdirectories; default 0)"),
+	OPT("pm_read_block", read_block, "Bytes of each read call (set read; default 512)"),
+	OPT("pm_write_block", write_block, "Bytes of each write call (set write; default 512)"),
+	OPT("pm_bias_read", bias_read, "Tenths of transactions that read rather than append; -1: neither (set bias read; default 5)"),
+	OPT("pm_bias_create", bias_create, "Tenths of transactions that create rather than delete; -1: neither (set bias create; default 5)"),
+	OPT("pm_seed", seed, "The generator's seed (set seed; default 42)"),
+	OPT("pm_buffering", buffering, "true: C stdio, as postmark's default; false: plain read and write (set buffering; default true)"),
+	{ .name = NULL },
+};
+
+static int read_options(struct thread_data *td, struct pm_job *j)
+{
+	struct pm_eo *eo = td->eo;
+	struct mdfio_pm_params *p = &j->p;
+	const char *why, *ph;
+	char buf[64];
+	long long v[11];
+	size_t i;
+
+	ph = pick(eo->phase, buf, sizeof(buf));
+	for (i = 0; ph && i < 3 && strcmp(ph, phase_names[i]); i++)
+		;
+	if (!ph || i == 3)
+		return fail("phase=%s: expected pool, transactions or delete", ph ? eo->phase : "");
+	j->phase = (enum phase)i;
+	*p = (struct mdfio_pm_params)MDFIO_PM_DEFAULTS;
+	if (parse_num("pm_files", eo->files, p->number, 1, MDFIO_PM_MAX, 0, &v[0]) ||
+	    parse_num("pm_transactions", eo->transactions, p->transactions, 1, INT32_MAX, 0, &v[1]) ||
+	    parse_num("pm_size_low", eo->size_low, p->size_low, 1, MDFIO_PM_MAX, 1, &v[2]) ||
+	    parse_num("pm_size_high", eo->size_high, p->size_high, 1, MDFIO_PM_MAX, 1, &v[3]) ||
+	    parse_num("pm_subdirectories", eo->subdirectories, 0, 0, 1 << 20, 0, &v[4]) ||
+	    parse_num("pm_read_block", eo->read_block, p->read_block, 1, INT32_MAX, 1, &v[5]) ||
+	    parse_num("pm_write_block", eo->write_block, p->write_block, 1, INT32_MAX, 1, &v[6]) ||
+	    parse_num("pm_bias_read", eo->bias_read, p->bias_read, -1, 10, 0, &v[7]) ||
+	    parse_num("pm_bias_create", eo->bias_create, p->bias_create, -1, 10, 0, &v[8]) ||
+	    parse_num("pm_seed", eo->seed, p->seed, 1, INT32_MAX, 0, &v[9]) ||
+	    parse_bool("pm_buffering", eo->buffering, 1, &p->buffered))
+		return 1;
+	p->number = (uint32_t)v[0];
+	p->transactions = (uint32_t)v[1];
+	p->size_low = (uint32_t)v[2];
+	p->size_high = (uint32_t)v[3];
+	p->subdirectories = (uint32_t)v[4];
+	p->read_block = (uint32_t)v[5];
+	p->write_block = (uint32_t)v[6];
+	p->bias_read = (int)v[7];
+	p->bias_create = (int)v[8];
+	p->seed = (uint32_t)v[9];
+	if (p->size_high < p->size_low)
+		return fail("pm_size_high=%u: expected at least pm_size_low=%u", p->size_high, p->size_low);
+	if ((why = mdfio_pm_check(p)))
+		return fail("postmark parameters: %s", why);
+	if (p->transactions < 10)
+		/* postmark itself divides by T/10 and dies of SIGFPE */
+		return fail("pm_transactions=%u: expected 10 or more (postmark dies below that)",
+			    p->transactions);
+	return 0;
+}
+
+/* ------------------------------------------------- the sequence's state */
+
+/* Replays the phases before this one without I/O, up to this phase's first
+ * operation, which is kept as the next (the sequence tells a phase's end
+ * only by handing out the next phase's first operation). With count set,
+ * the phase's operations are counted by replaying it too (and the replay
+ * is started again to perform them). */
+static int reach_phase(struct pm_job *j, char *source, uint64_t *count)
+{
+	struct mdfio_pm_op op;
+
+	if (j->pm_ready)
+		mdfio_pm_free(&j->pm);
+	if (mdfio_pm_init(&j->pm, &j->p, source))
+		return fail("out of memory for postmark's table of %u files", 2 * j->p.number);
+	j->pm_ready = 1;
+	j->have_next = 0;
+	while (mdfio_pm_next(&j->pm, &op))
+		if ((int)op.phase >= (int)j->phase) {
+			j->next = op;
+			j->have_next = (int)op.phase == (int)j->phase;
+			break;
+		}
+	if (!count)
+		return 0;
+	*count = j->have_next;
+	while (j->have_next && mdfio_pm_next(&j->pm, &op) && (int)op.phase == (int)j->phase)
+		++*count;
+	return 0;
+}
+
+/* The phase's next operation into *op: 0 once it has none. */
+static int next_op(struct pm_job *j, struct mdfio_pm_op *op)
+{
+	if (!j->have_next)
+		return 0;
+	*op = j->next;
+	j->have_next = mdfio_pm_next(&j->pm, &j->next) && (int)j->next.phase == (int)j->phase;
+	return 1;
+}
+
+/* The whole run's counters and byte totals as postmark sums them (single
+ * floats, one operation at a time): what mdfio-report prints postmark's
+ * Data lines from, since fio's JSON holds no per-operation sizes. */
+static int whole_run(const struct mdfio_pm_params *p, char *line, size_t len)
+{
+	struct mdfio_pm pm;
+	struct mdfio_pm_op op;
+
+	if (mdfio_pm_init(&pm, p, NULL))
+		return fail("out of memory for postmark's table of %u files", 2 * p->number);
+	while (mdfio_pm_next(&pm, &op))
+		;
+	snprintf(line, len, "created=%u read=%u appended=%u deleted=%u deleted_alone=%u out_of_files=%d bytes_read=%.0f bytes_written=%.0f",
+		 pm.created, pm.read, pm.appended, pm.deleted, pm.deleted_alone, pm.out_of_files,
+		 (double)pm.bytes_read, (double)pm.bytes_written);
+	mdfio_pm_free(&pm);
+	return 0;
+}
+
+static void set_units(struct thread_data *td, uint64_t units)
+{
+	uint64_t bytes = units ? units : 1;
+	struct fio_file *f = td->files[0];
+
+	f->real_file_size = bytes;
+	f->io_size = bytes;
+	f->file_offset = 0;
+	td->o.size = bytes;
+	td->total_io_size = bytes;
+}
+
+/* fio's main process, before any job runs: the options checked once, the
+ * phase's direction and size, and the run's description, which
+ * mdfio-report reads. */
+static int engine_setup(struct thread_data *td)
+{
+	struct pm_job j = { .root_fd = -1 };
+	char desc[FIO_JOBDESC_SIZE], whole[200];
+	uint64_t units = 0;
+	int d, err;
+
+	if (!td->files || !td->o.nr_files)
+		return 0;
+	if (read_options(td, &j))
+		return 1;
+	if (td->o.numjobs > 1)
+		return fail("numjobs=%u: mdfio-postmark runs postmark's one process (numjobs=1)",
+			    td->o.numjobs);
+	if (td->o.td_ddir != (j.phase == PHASE_POOL ? TD_DDIR_WRITE :
+			      j.phase == PHASE_TRANSACTIONS ? TD_DDIR_READ : TD_DDIR_TRIM))
+		return fail("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
+			    j.phase == PHASE_POOL ? "write" : j.phase == PHASE_TRANSACTIONS ? "read" : "trim");
+	for (d = 0; d < DDIR_RWDIR_CNT; d++)
+		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
+	err = reach_phase(&j, NULL, &units) || whole_run(&j.p, whole, sizeof(whole));
+	if (j.pm_ready)
+		mdfio_pm_free(&j.pm);
+	if (err)
+		return 1;
+	set_units(td, units);
+	snprintf(desc, sizeof(desc), "mdfio postmark phase=%s; %s",
+		 phase_names[j.phase], whole);
+	free(td->o.description);
+	td->o.description = strdup(desc);
+	return 0;
+}
+
+/* ------------------------------------------------------- the directory */
+
+static void param_text(const struct mdfio_pm_params *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "postmark size %u %u number %u transactions %u subdirectories %u read %u write %u buffering %d bias %d %d seed %u\n",
+		 p->size_low, p->size_high, p->number, p->transactions, p->subdirectories,
+		 p->read_block, p->write_block, p->buffered, p->bias_read, p->bias_create, p->seed);
+}
+
+/* The pool starts in an empty directory only, and marks it as its own. */
+static int claim_empty_root(struct pm_job *j, const char *params)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd, dup_fd = dup(j->root_fd);
+	size_t len = strlen(params);
+
+	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
+		return fail("directory=%s: cannot list it: %s", j->root, strerror(errno));
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			closedir(d);
+			return fail("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
+				    j->root, e->d_name);
+		}
+	closedir(d);
+	fd = mdfio_sys_open_create(j->root_fd, MARK, 0);
+	if (fd < 0 || write(fd, params, len) != (ssize_t)len || close(fd))
+		return fail("%s/%s: cannot write it: %s", j->root, MARK, strerror(errno));
+	return 0;
+}
+
+/* A later phase runs only where a pool of the same parameters ran. */
+static int check_mark(struct pm_job *j, const char *params)
+{
+	char got[512];
+	ssize_t n = 0;
+	int fd = mdfio_sys_open_read(j->root_fd, MARK, 0);
+
+	if (fd >= 0) {
+		n = read(fd, got, sizeof(got) - 1);
+		close(fd);
+	}
+	if (fd < 0 || n < 0)
+		return fail("directory=%s: no %s in it: run phase=pool there first", j->root, MARK);
+	got[n] = '\0';
+	if (strcmp(got, params))
+		return fail("directory=%s: its pool ran with other parameters (%s holds \"%.*s\")",
+			    j->root, MARK, (int)strcspn(got, "\n"), got);
+	return 0;
+}
+
+static int open_dirs(struct pm_job *j)
+{
+	uint32_t n = j->p.subdirectories > 1 ? j->p.subdirectories : 1, k;
+	char name[32];
+
+	j->dir_fds = malloc(n * sizeof(*j->dir_fds));
+	if (!j->dir_fds)
+		return fail("out of memory");
+	for (k = 0; k < n; k++)
+		j->dir_fds[k] = -1;
+	if (j->p.subdirectories <= 1) {
+		j->dir_fds[0] = j->root_fd;
+		return 0;
+	}
+	for (k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "s%u", k);
+		if (j->phase == PHASE_POOL && mkdirat(j->root_fd, name, DIR_MODE))
+			return fail("%s/%s: cannot make it: %s", j->root, name, strerror(errno));
+		j->dir_fds[k] = openat(j->root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (j->dir_fds[k] < 0)
+			return fail("%s/%s: cannot open it: %s", j->root, name, strerror(errno));
+	}
+	return 0;
+}
+
+/* After the deletion: the subdirectories and the mark go, as postmark
+ * removes its subdirectories; whatever else is in them stays, and says so. */
+static void remove_own(struct pm_job *j)
+{
+	char name[32];
+	uint32_t k;
+
+	for (k = 0; j->p.subdirectories > 1 && k < j->p.subdirectories; k++) {
+		snprintf(name, sizeof(name), "s%u", k);
+		if (unlinkat(j->root_fd, name, AT_REMOVEDIR))
+			fail("%s/%s: left: %s", j->root, name, strerror(errno));
+	}
+	if (unlinkat(j->root_fd, MARK, 0))
+		fail("%s/%s: left: %s", j->root, MARK, strerror(errno));
+}
+
+/* ------------------------------------------------------- the operations */
+
+/* count bytes from source in write_block pieces: fwrite through stdio when
+ * buffered, as postmark; else plain write calls. 0 or an errno value. */
+static int write_blocks(struct pm_job *j, int fd, FILE *f, uint32_t count)
+{
+	uint32_t done = 0, n;
+
+	while (done < count) {
+		n = count - done < j->p.write_block ? count - done : j->p.write_block;
+		if (f ? fwrite(j->source + done, 1, n, f) != n : write(fd, j->source + done, n) != (ssize_t)n)
+			return errno ? errno : EIO;
+		done += n;
+	}
+	return 0;
+}
+
+/* Opens name in dfd for what op does, writes or reads, closes. */
+static int do_create(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+{
+	int fd = mdfio_sys_open_create(dfd, name, 0), err;
+	FILE *f = NULL;
+
+	if (fd < 0)
+		return errno;
+	if (j->p.buffered && !(f = fdopen(fd, "w"))) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	errno = 0;
+	err = write_blocks(j, fd, f, op->bytes);
+	if (f ? fclose(f) : close(fd))
+		err = err ? err : errno;
+	return err;
+}
+
+static int do_append(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC), err;
+	FILE *f = NULL;
+
+	if (fd < 0)
+		return errno;
+	if (j->p.buffered && !(f = fdopen(fd, "a"))) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	errno = 0;
+	err = write_blocks(j, fd, f, op->bytes);
+	if (f ? fclose(f) : close(fd))
+		err = err ? err : errno;
+	return err;
+}
+
+/* Reads the whole file in read_block pieces, as postmark (to its end). */
+static int do_read(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+{
+	int fd = mdfio_sys_open_read(dfd, name, 0), err = 0;
+	uint64_t total = 0;
+	FILE *f = NULL;
+	ssize_t n;
+
+	if (fd < 0)
+		return -fd;
+	if (j->p.buffered && !(f = fdopen(fd, "r"))) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	for (;;) {
+		n = f ? (ssize_t)fread(j->buf, 1, j->p.read_block, f) : read(fd, j->buf, j->p.read_block);
+		if (n <= 0)
+			break;
+		total += (uint64_t)n;
+	}
+	if (n < 0 || (f && ferror(f)))
+		err = errno ? errno : EIO;
+	else if (total != op->bytes)
+		err = EIO;	/* not the file this sequence made */
+	if (f ? fclose(f) : close(fd))
+		err = err ? err : errno;
+	return err;
+}
+
+static int do_delete(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+{
+	(void)j;
+	(void)op;
+	return mdfio_sys_unlink(dfd, name);
+}
+
+/* One function per kind, as fio's engines have their ops table. */
+static int (*const perform[MDFIO_PM_KIND_NR])(struct pm_job *, int, const char *,
+					      const struct mdfio_pm_op *) = {
+	[MDFIO_PM_CREATE] = do_create, [MDFIO_PM_READ] = do_read,
+	[MDFIO_PM_APPEND] = do_append, [MDFIO_PM_DELETE] = do_delete,
+};
+
+static void count_error(struct pm_job *j, const struct mdfio_pm_op *op, int err)
+{
+	struct pm_errors *e = &j->err[op->kind];
+
+	if (!e->count++) {
+		e->first_errno = err;
+		mdfio_pm_name(e->first_name, sizeof(e->first_name), &j->p, op);
+	}
+}
+
+/* ------------------------------------------------------------ the job */
+
+static int init_job(struct thread_data *td, struct pm_job *j)
+{
+	char params[512];
+
+	if (read_options(td, j))
+		return 1;
+	snprintf(j->root, sizeof(j->root), "%s", td->o.directory ? td->o.directory : ".");
+	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->root_fd < 0)
+		return fail("directory=%s: %s", j->root,
+			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
+	param_text(&j->p, params, sizeof(params));
+	if (j->phase == PHASE_POOL ? claim_empty_root(j, params) : check_mark(j, params))
+		return 1;
+	if (open_dirs(j))
+		return 1;
+	j->source = malloc(2 * (size_t)j->p.size_high);
+	j->buf = malloc(j->p.read_block);
+	if (!j->source || !j->buf)
+		return fail("out of memory for %u bytes of content", 2 * j->p.size_high);
+	if (reach_phase(j, j->source, &j->units) || reach_phase(j, j->source, NULL))
+		return 1;
+	set_units(td, j->units);
+	td->o.continue_on_error = ERROR_TYPE_ANY;
+	td->ts.continue_on_error = ERROR_TYPE_ANY;
+	td->o.disable_lat = td->o.disable_clat = td->o.disable_slat = td->o.disable_bw = 1;
+	if (!j->units)
+		td->done = 1;
+	return 0;
+}
+
+static int engine_init(struct thread_data *td)
+{
+	struct pm_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return fail("out of memory");
+	j->root_fd = -1;
+	td->io_ops_data = j;
+	return init_job(td, j);
+}
+
+static void account(struct thread_data *td, struct pm_job *j, const struct mdfio_pm_op *op,
+		    uint64_t ns, int err)
+{
+	enum fio_ddir dd = kind_ddir[op->kind];
+
+	if (dd == DDIR_SYNC)
+		td->ts.total_io_u[DDIR_SYNC]++;
+	if (!err) {
+		if (dd == DDIR_SYNC)
+			add_sync_clat_sample(&td->ts, ns);
+		else
+			mdfio_add_clat(td, dd, ns, op->bytes);
+		return;
+	}
+	if (dd != DDIR_SYNC)
+		td->ts.drop_io_u[dd]++;
+	count_error(j, op, err);
+}
+
+static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
+{
+	struct pm_job *j = td->io_ops_data;
+	struct mdfio_pm_op op;
+	char name[64];
+	uint64_t start, end;
+	int err;
+
+	io_u->error = 0;
+	if (j->done >= j->units || !next_op(j, &op)) {
+		td->done = 1;
+		return FIO_Q_COMPLETED;
+	}
+	mdfio_pm_name(name, sizeof(name), &j->p, &op);
+	start = now_ns();
+	if (!j->t0)
+		j->t0 = start;
+	err = perform[op.kind](j, j->dir_fds[j->p.subdirectories > 1 ? op.subdir : 0],
+			       strrchr(name, '/') ? strrchr(name, '/') + 1 : name, &op);
+	end = now_ns();
+	account(td, j, &op, end - start, err);
+	if (err)
+		io_u->error = EIO;
+	if (++j->done == j->units) {
+		/* the phase's exact time, as the headline slot's one slat sample */
+		mdfio_add_slat(td, phase_ddir[j->phase], end - j->t0);
+		td->done = 1;
+	}
+	return FIO_Q_COMPLETED;
+}
+
+static int engine_open_file(struct thread_data *td, struct fio_file *f)
+{
+	(void)td;
+	(void)f;
+	return 0;
+}
+
+static void engine_cleanup(struct thread_data *td)
+{
+	struct pm_job *j = td->io_ops_data;
+	uint64_t errors = 0;
+	uint32_t k;
+
+	if (!j)
+		return;
+	for (k = 0; k < MDFIO_PM_KIND_NR; k++) {
+		if (!j->err[k].count)
+			continue;
+		errors += j->err[k].count;
+		fail("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
+		     j->err[k].count, mdfio_pm_kind_names[k], j->root, j->err[k].first_name,
+		     strerror(j->err[k].first_errno));
+	}
+	if (j->units && j->done != j->units && !td->error)
+		fail("postmark %s stopped after %" PRIu64 " of %" PRIu64 " operations",
+		     phase_names[j->phase], j->done, j->units);
+	if ((errors || j->done != j->units) && !td->error)
+		td_verror(td, EIO, "mdfio-postmark");
+	if (j->phase == PHASE_DELETE && j->done == j->units && j->root_fd >= 0)
+		remove_own(j);
+	for (k = 0; j->dir_fds && j->p.subdirectories > 1 && k < j->p.subdirectories; k++)
+		if (j->dir_fds[k] >= 0)
+			close(j->dir_fds[k]);
+	if (j->root_fd >= 0)
+		close(j->root_fd);
+	if (j->pm_ready)
+		mdfio_pm_free(&j->pm);
+	free(j->dir_fds);
+	free(j->source);
+	free(j->buf);
+	free(j);
+	td->io_ops_data = NULL;
+}
+
+static struct ioengine_ops engine = {
+	.name = "mdfio-postmark",
+	.version = FIO_IOOPS_VERSION,
+	.flags = FIO_DISKLESSIO | FIO_NOSTATS | FIO_NOFILEHASH | FIO_SYNCIO,
+	.init = engine_init,
+	.setup = engine_setup,
+	.queue = engine_queue,
+	.cleanup = engine_cleanup,
+	.open_file = engine_open_file,
+	.close_file = engine_open_file,
+	.options = options,
+	.option_struct_size = sizeof(struct pm_eo),
+};
+
+EXPORT void get_ioengine(struct ioengine_ops **ops);
+void get_ioengine(struct ioengine_ops **ops)
+{
+	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
+
+	*ops = NULL;
+	if (!running || strcmp(running, MDFIO_FIO_VERSION)) {
+		fprintf(stderr, "mdfio: mdfio-postmark was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
+			MDFIO_FIO_VERSION, running ? running : "not fio");
+		return;
+	}
+	*ops = &engine;
+}
