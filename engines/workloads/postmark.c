@@ -195,7 +195,26 @@ static int cb_phase(void *data, const char *s)
 	return 0;
 }
 
+/* root sets fio's directory, so that a jobfile can give it a default */
+static int cb_root(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	char buf[PATH_MAX];
+	const char *v = pick(s, buf, sizeof(buf));
+
+	if (!*v)
+		return fail("root=%s: expected a directory", s);
+	if (td) {
+		free(td->o.directory);
+		td->o.directory = strdup(v);
+	}
+	return 0;
+}
+
 static struct fio_option options[] = {
+	{ .name = "root", .lname = "root", .type = FIO_OPT_STR_STORE, .cb = cb_root,
+	  .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	  .help = "Sets directory (postmark: set location); accepts value|default" },
 	{ .name = "phase", .lname = "phase", .type = FIO_OPT_STR_STORE, .cb = cb_phase,
 	  .off1 = offsetof(struct pm_eo, phase), .category = FIO_OPT_C_ENGINE,
 	  .group = FIO_OPT_G_INVALID,
@@ -316,8 +335,8 @@ static int whole_run(const struct mdfio_pm_params *p, char *line, size_t len)
 		return fail("out of memory for postmark's table of %u files", 2 * p->number);
 	while (mdfio_pm_next(&pm, &op))
 		;
-	snprintf(line, len, "created=%u read=%u appended=%u deleted=%u deleted_alone=%u out_of_files=%d bytes_read=%.0f bytes_written=%.0f",
-		 pm.created, pm.read, pm.appended, pm.deleted, pm.deleted_alone, pm.out_of_files,
+	snprintf(line, len, "files=%u transactions=%u; created=%u read=%u appended=%u deleted=%u alone=%u out=%d bytes=%.0f/%.0f",
+		 p->number, p->transactions, pm.created, pm.read, pm.appended, pm.deleted, pm.deleted_alone, pm.out_of_files,
 		 (double)pm.bytes_read, (double)pm.bytes_written);
 	mdfio_pm_free(&pm);
 	return 0;
@@ -341,7 +360,7 @@ static void set_units(struct thread_data *td, uint64_t units)
 static int engine_setup(struct thread_data *td)
 {
 	struct pm_job j = { .root_fd = -1 };
-	char desc[FIO_JOBDESC_SIZE], whole[200];
+	char desc[FIO_JOBDESC_SIZE], whole[224];
 	uint64_t units = 0;
 	int d, err;
 
@@ -364,7 +383,7 @@ static int engine_setup(struct thread_data *td)
 	if (err)
 		return 1;
 	set_units(td, units);
-	snprintf(desc, sizeof(desc), "mdfio postmark phase=%s; %s",
+	snprintf(desc, sizeof(desc), "mdfio postmark phase=%s %s",
 		 phase_names[j.phase], whole);
 	free(td->o.description);
 	td->o.description = strdup(desc);

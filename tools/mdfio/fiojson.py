@@ -1229,3 +1229,51 @@ def mdtest_phases(docs: list[tuple[dict[str, Any], str]]) -> list[MdtestPhase]:
             raise BadInput(f"{sec.doc_name}: job {sec.name}: {len(sec.jobs)} of its {ranks} ranks reported")
         out.append(MdtestPhase(sec, ranks))
     return out
+
+
+# mdfio-postmark (docs/postmark.md): each operation's slot and latency
+# object, each phase's headline slot, and the whole run's counters and
+# float byte totals the engine puts in every section's description
+POSTMARK_OPS = {"create": ("write", "clat_ns"), "read": ("read", "clat_ns"),
+                "append": ("sync", "lat_ns"), "delete": ("trim", "clat_ns")}
+POSTMARK_HEADLINE = {"pool": "write", "transactions": "read", "delete": "trim"}
+POSTMARK_DESC = re.compile(r"mdfio postmark phase=(\w+) files=(\d+) transactions=(\d+); created=(\d+) read=(\d+) "
+                           r"appended=(\d+) deleted=(\d+) alone=(\d+) out=([01]) bytes=(\d+)/(\d+)")
+
+
+class PostmarkPhase:
+    """One section of an mdfio-postmark run: its phase, its exact time
+    (s), and per operation its Latency and errors; expected: the whole
+    run's counters as the sequence has them (the description's)."""
+
+    def __init__(self, job: Reader):
+        who = f"{job.name}: job {job.text('jobname', '?')!r}"
+        m = POSTMARK_DESC.fullmatch(job.text("desc", ""))
+        if not m:
+            raise BadInput(f"{who}: its description is not mdfio-postmark's ('mdfio postmark phase=...')")
+        self.phase = m.group(1)
+        if self.phase not in POSTMARK_HEADLINE:
+            raise BadInput(f"{who}: phase {short(self.phase)}: expected pool, transactions or delete")
+        names = ("number", "transactions", "created", "read", "appended", "deleted", "deleted_alone",
+                 "out_of_files", "bytes_read", "bytes_written")
+        self.expected = dict(zip(names, (int(v) for v in m.groups()[1:])))
+        head = job.child(POSTMARK_HEADLINE[self.phase])
+        self.seconds = slot_seconds(head, who) if head.child("slat_ns").counter("N") == 1 else None
+        self.latency, self.errors = {}, {}
+        for op, (slot, obj) in POSTMARK_OPS.items():
+            s = job.child(slot)
+            self.latency[op] = Latency(s.child(obj))
+            self.errors[op] = (s.counter("total_ios") - self.latency[op].n if slot == "sync"
+                               else s.counter("drop_ios", 0))
+
+
+def postmark_phases(doc: dict[str, Any], name: str) -> list[PostmarkPhase]:
+    """The mdfio-postmark sections of a document, in its order; [] if it
+    has none."""
+    top = Reader(doc, name, "the document")
+    phases = []
+    for i, j in enumerate(top.items("jobs")):
+        job = Reader(j, name, f"job {i}")
+        if job.text("desc", "").startswith("mdfio postmark "):
+            phases.append(PostmarkPhase(job))
+    return phases

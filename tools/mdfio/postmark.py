@@ -88,3 +88,63 @@ def report(r: Run) -> str:
         "\nData:\n"
         f"\t{scalef(f32(r.bytes_read))} read ({scalef(read_rate)} per second)\n"
         f"\t{scalef(f32(r.bytes_written))} written ({scalef(write_rate)} per second)\n")
+
+
+# the quantiles of each operation's latency line (fio's own percentiles)
+QUANTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
+
+
+def run_of(phases) -> tuple[Run, dict[str, float]]:
+    """PostMark's Run from the phases of an mdfio-postmark run (fiojson's
+    PostmarkPhase, one each of pool, transactions, delete), and the exact
+    seconds of each phase. Counts are what the engine did; the byte totals
+    are the sequence's (postmark's float sums), the JSON holding no
+    operation's size. The whole seconds are those time() would give for a
+    run whose pool began on a second and whose phases followed without a
+    gap: fio's start of a section between them is not postmark's."""
+    by = {p.phase: p for p in phases}
+    exp = phases[0].expected
+    seconds = {ph: by[ph].seconds if ph in by and by[ph].seconds is not None else 0.0
+               for ph in ("pool", "transactions", "delete")}
+    n = {op: sum(p.latency[op].n for p in phases) for op in ("create", "read", "append", "delete")}
+    pool_created = by["pool"].latency["create"].n if "pool" in by else 0
+    t1 = seconds["pool"]
+    t2 = t1 + seconds["transactions"]
+    t3 = t2 + seconds["delete"]
+    run = Run(number=pool_created, transactions=exp["transactions"],
+              created=n["create"], read=n["read"], appended=n["append"], deleted=n["delete"],
+              deleted_alone=by["delete"].latency["delete"].n if "delete" in by else 0,
+              bytes_read=float(exp["bytes_read"]), bytes_written=float(exp["bytes_written"]),
+              start=0, t_start=int(t1), t_end=int(t2), end=int(t3), out_of_files=bool(exp["out_of_files"]))
+    return run, seconds
+
+
+def _us(ns) -> str:
+    return "-" if ns is None else f"{ns / 1000:.1f}"
+
+
+def render(phases) -> list[str]:
+    """mdfio-report's lines for an mdfio-postmark run: postmark's report,
+    the exact phase times, and each operation's latency quantiles."""
+    run, seconds = run_of(phases)
+    lines = report(run).rstrip("\n").split("\n")
+    total = sum(seconds.values())
+    tx = seconds["transactions"]
+    lines += ["", "Exact (mdfio):",
+              f"\t{total:.6f} seconds total: pool {seconds['pool']:.6f}, transactions {tx:.6f}, "
+              f"deletion {seconds['delete']:.6f}",
+              f"\t{run.transactions / tx if tx else 0:.2f} transactions per second, "
+              f"{run.created / total if total else 0:.2f} files created per second",
+              "", "Latency (us): ops errors min p50 p90 p99 p99.9 max"]
+    for op in ("create", "read", "append", "delete"):
+        n = sum(p.latency[op].n for p in phases)
+        errors = sum(p.errors[op] for p in phases)
+        mins = [p.latency[op].min for p in phases if p.latency[op].n]
+        maxs = [p.latency[op].max for p in phases if p.latency[op].n]
+        # quantiles of the phase with the most of them (fio keeps no
+        # histogram across sections without json+)
+        big = max(phases, key=lambda p: p.latency[op].n)
+        q = [big.latency[op].percentile.get(k) if n else None for k in QUANTILES]
+        lines.append(f"\t{op}: {n} {errors} {_us(min(mins) if mins else None)} "
+                     + " ".join(_us(v) for v in q) + f" {_us(max(maxs) if maxs else None)}")
+    return lines

@@ -53,7 +53,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cli import ArgumentParser, positive_seconds
-from .fiojson import BadInput, error_line, iozone_sweep, is_mdtest, load, mdtest_phases, read_documents
+from . import postmark
+from .fiojson import (BadInput, error_line, iozone_sweep, is_mdtest, load, mdtest_phases, postmark_phases,
+                      read_documents)
 from .figures import (DATA_FIGURES, FIELDS, OPS, DataFigures, LoadRun, PhaseFigures, PhaseMark, Run, ratio,
                       under_data_load)
 from .follow import follow
@@ -496,6 +498,17 @@ def write_html(path: str, run: Run, lines: Sequence[str], logs: str | None, reco
     write_page(path, run_page(run, lines, logs, recorded))
 
 
+def report_postmark(phases: list) -> int:
+    """An mdfio-postmark run: PostMark's report and mdfio's lines
+    (docs/postmark.md); 1 if an operation failed."""
+    print("\n".join(postmark.render(phases)))
+    errors = sum(sum(p.errors.values()) for p in phases)
+    if errors:
+        print(f"mdfio-report: {errors} postmark operations failed: the counts above are those done",
+              file=sys.stderr)
+    return 1 if errors else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
@@ -582,6 +595,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from .iozone import report_sweep
                 print("\n".join(report_sweep(docs, args.format)))
                 return 0
+            phases = [ph for doc, name in docs for ph in postmark_phases(doc, name)]
+            if phases:
+                return report_postmark(phases)
             if is_tree_run(docs):
                 return report_tree(docs, args)
             if is_mdtest(docs):
