@@ -17,7 +17,7 @@ import mdfio.versitygw
 from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, loops_under, mounts_under, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
-            "scaling", "hosts", "callgrind", "reference", "walltime", "barrier", "s3")
+            "scaling", "hosts", "callgrind", "reference", "walltime", "barrier", "s3", "postmark")
 
 
 def is_spread(cell, signed=False):
@@ -436,3 +436,23 @@ def test_s3_measures_mdfio_s3_against_the_bare_libcurl_loop_and_posix_in_one_run
         for ph in phases:
             assert r[ph]["values"] == pytest.approx([rate[a][ph]["median"] / rate[b][ph]["median"]], rel=1e-9)
     assert "Reproduce: `bench/run --only s3 --rounds 1 --quick`" in md.read_text()
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_postmark_section_compares_postmark_and_mdfio_on_tmpfs_and_ext4(tmp_path):
+    """The postmark section: a row per file system, each rate a ratio
+    over the rounds run, and the command that makes the file again."""
+    need_root("bench/run mounts tmpfs and ext4")
+    if not shutil.which("postmark"):
+        pytest.skip("postmark not installed (./setup installs it)")
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "postmark", "--rounds", "2",
+                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    [md] = out.glob("????-??-??-postmark.md")
+    table = rows(json.loads(md.with_suffix(".json").read_text()), "mdfio-postmark ÷ Debian's postmark")
+    assert [r["file system"] for r in table] == ["tmpfs", "ext4"]
+    assert all(is_spread(r[k]) and len(r[k]["values"]) == 2 for r in table for k in r if k != "file system")
+    assert "Reproduce: `bench/run --only postmark --rounds 2 --quick`" in md.read_text()
