@@ -94,7 +94,7 @@ def report(r: Run) -> str:
 QUANTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
 
 
-def run_of(phases) -> tuple[Run, dict[str, float]]:
+def run_of(phases: list) -> tuple[Run, dict[str, float]]:
     """PostMark's Run from the phases of an mdfio-postmark run (fiojson's
     PostmarkPhase, one each of pool, transactions, delete), and the exact
     seconds of each phase. Counts are what the engine did; the byte totals
@@ -123,7 +123,7 @@ def _us(ns) -> str:
     return "-" if ns is None else f"{ns / 1000:.1f}"
 
 
-def render(phases) -> list[str]:
+def render(phases: list) -> list[str]:
     """mdfio-report's lines for an mdfio-postmark run: postmark's report,
     the exact phase times, and each operation's latency quantiles."""
     run, seconds = run_of(phases)
