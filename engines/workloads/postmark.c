@@ -411,9 +411,12 @@ static int claim_empty_root(struct pm_job *j, const char *params)
 		return fail("directory=%s: cannot list it: %s", j->root, strerror(errno));
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			char name[NAME_MAX + 1];
+
+			snprintf(name, sizeof(name), "%s", e->d_name);
 			closedir(d);
 			return fail("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
-				    j->root, e->d_name);
+				    j->root, name);
 		}
 	closedir(d);
 	fd = mdfio_sys_open_create(j->root_fd, MARK, 0);
