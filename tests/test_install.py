@@ -58,11 +58,19 @@ def test_layout(prefix):
         jobfile = (prefix / "share" / "mdfio" / name).read_text()
         assert f"\nioengine=external:{prefix / engine_dir}/mdfio-posix.so\n" in jobfile
         assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}\n" in jobfile
-    jobfile = (prefix / "share" / "mdfio" / "tree-study.fio").read_text()
-    assert f"\nioengine=external:{prefix / engine_dir}/mdfio-tree.so\n" in jobfile
-    assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / 'tree-study.fio'}\n" in jobfile
+    for name, engine in (("tree-study.fio", "tree"), ("postmark.fio", "postmark")):
+        jobfile = (prefix / "share" / "mdfio" / name).read_text()
+        assert f"
+ioengine=external:{prefix / engine_dir}/mdfio-{engine}.so
+" in jobfile
+        assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}
+" in jobfile
     jobfile = (prefix / "share" / "mdfio" / "mdtest.fio").read_text()
-    assert f"\nioengine=external:{prefix / engine_dir}/mdfio-mdtest.so\n" in jobfile and "./build" not in jobfile
+    assert f"
+ioengine=external:{prefix / engine_dir}/mdfio-mdtest.so
+" in jobfile and "./build" not in jobfile
+    # mdfio-report imports mdfio.postmark for a run of mdfio-postmark
+    assert [f for f in files if f.endswith("/mdfio/postmark.py")], files
 
 
 def test_installed_jobfile_tool_writes_the_installed_jobfile(prefix, tmp_path):
