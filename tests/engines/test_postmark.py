@@ -93,6 +93,9 @@ def test_same_files_as_postmark_and_the_sequence(tmp_path, postmark):
     assert [line.split(" (")[0] for line in out.stdout.split("Data:")[1].splitlines()[1:3]] == \
         [line.split(" (")[0] for line in stdout.split("Data:")[1].splitlines()[1:3]]
     assert "Exact (mdfio):" in out.stdout and re.search(r"\tappend: \d+ 0 ", out.stdout)
+    bad = subprocess.run([sys.executable, REPORT, "--json", tmp_path / "job-0.json"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1 and "--format json" in bad.stderr
 
 
 def test_phases_in_separate_runs_buffered(tmp_path):

@@ -597,6 +597,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             phases = [ph for doc, name in docs for ph in postmark_phases(doc, name)]
             if phases:
+                if args.format != "md-workbench":
+                    raise BadInput(f"--format {args.format}: a run of mdfio-postmark has PostMark's report only "
+                                   "(no --format, --json or --csv)")
                 return report_postmark(phases)
             if is_tree_run(docs):
                 return report_tree(docs, args)
