@@ -369,8 +369,7 @@ static int engine_setup(struct thread_data *td)
 	if (read_options(td, &j))
 		return 1;
 	if (td->o.numjobs > 1)
-		return fail("numjobs=%u: mdfio-postmark runs postmark's one process (numjobs=1)",
-			    td->o.numjobs);
+		return fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	if (td->o.td_ddir != (j.phase == PHASE_POOL ? TD_DDIR_WRITE :
 			      j.phase == PHASE_TRANSACTIONS ? TD_DDIR_READ : TD_DDIR_TRIM))
 		return fail("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
@@ -604,6 +603,9 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 
 	if (read_options(td, j))
 		return 1;
+	/* a clone has numjobs 1: its subjob number tells it is one */
+	if (td->o.numjobs > 1 || td->subjob_number)
+		return fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory ? td->o.directory : ".");
 	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
