@@ -38,7 +38,7 @@ def test_layout(prefix):
     libdir = [f for f in files if f.endswith("/mdfio/mdfio-posix.so")]
     assert len(libdir) == 1 and libdir[0].startswith("lib"), files
     engine_dir = libdir[0].rsplit("/", 1)[0]
-    for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio", "tree", "mdtest")] + \
+    for f in [f"{engine_dir}/mdfio-{e}.so" for e in ("posix", "uring", "aio", "tree", "mdtest", "postmark")] + \
              ["share/mdfio/mdtest.fio", "bin/mdfio-report", "bin/mdfio-plot", "bin/mdfio-jobfile", "bin/mdfio-compare", "bin/mdfio-study", "bin/mdfio-iozone",
               "share/mdfio/md-workbench.fio", "share/mdfio/md-workbench-under-load.fio", "share/mdfio/tree-study.fio",
               "share/mdfio/studies/nightly.toml",
@@ -60,15 +60,10 @@ def test_layout(prefix):
         assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}\n" in jobfile
     for name, engine in (("tree-study.fio", "tree"), ("postmark.fio", "postmark")):
         jobfile = (prefix / "share" / "mdfio" / name).read_text()
-        assert f"
-ioengine=external:{prefix / engine_dir}/mdfio-{engine}.so
-" in jobfile
-        assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}
-" in jobfile
+        assert f"\nioengine=external:{prefix / engine_dir}/mdfio-{engine}.so\n" in jobfile
+        assert "./build" not in jobfile and f" {prefix / 'share' / 'mdfio' / name}\n" in jobfile
     jobfile = (prefix / "share" / "mdfio" / "mdtest.fio").read_text()
-    assert f"
-ioengine=external:{prefix / engine_dir}/mdfio-mdtest.so
-" in jobfile and "./build" not in jobfile
+    assert f"\nioengine=external:{prefix / engine_dir}/mdfio-mdtest.so\n" in jobfile and "./build" not in jobfile
     # mdfio-report imports mdfio.postmark for a run of mdfio-postmark
     assert [f for f in files if f.endswith("/mdfio/postmark.py")], files
 
