@@ -4,6 +4,10 @@
 #ifndef MDFIO_FIO_COMPAT_H
 #define MDFIO_FIO_COMPAT_H
 
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "fio.h"
 
 /* Every job of this fio, t its thread_data and i its index: 3.34 turned
@@ -44,6 +48,21 @@ static inline void mdfio_add_slat(struct thread_data *td, enum fio_ddir ddir,
 #else
 	add_slat_sample(td, ddir, nsec, 0, 0, 0);
 #endif
+}
+
+/* Whether the fio that loads engine (its name, for the line) is the
+ * release it was built for: fio's structures differ between releases
+ * with no marker the loader checks, so an engine loaded by another one
+ * says so in one line and gives fio no ops table. */
+static inline int mdfio_loaded_by_built_fio(const char *engine)
+{
+	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
+
+	if (running && !strcmp(running, MDFIO_FIO_VERSION))
+		return 1;
+	fprintf(stderr, "mdfio: %s was built for %s but this fio is %s; rebuild it against the source of this fio "
+		"(meson setup -Dfio_src=...)\n", engine, MDFIO_FIO_VERSION, running ? running : "not fio");
+	return 0;
 }
 
 #endif

@@ -12,7 +12,6 @@
  * It is an engine of its own rather than a phase of the md-workbench core:
  * the core's namespace, status file and FIFO are md-workbench's, and mdtest
  * needs none of them. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -836,13 +835,5 @@ static struct ioengine_ops engine = {
 EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
-	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
-
-	*ops = NULL;
-	if (!running || strcmp(running, MDFIO_FIO_VERSION)) {
-		fprintf(stderr, "mdfio: mdfio-mdtest was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
-			MDFIO_FIO_VERSION, running ? running : "not fio");
-		return;
-	}
-	*ops = &engine;
+	*ops = mdfio_loaded_by_built_fio("mdfio-mdtest") ? &engine : NULL;
 }

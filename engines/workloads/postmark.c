@@ -12,7 +12,6 @@
  * It is an engine of its own: PostMark is one process in one directory,
  * and needs nothing of md-workbench's namespace, status file or FIFO. */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -753,13 +752,5 @@ static struct ioengine_ops engine = {
 EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
-	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
-
-	*ops = NULL;
-	if (!running || strcmp(running, MDFIO_FIO_VERSION)) {
-		fprintf(stderr, "mdfio: mdfio-postmark was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
-			MDFIO_FIO_VERSION, running ? running : "not fio");
-		return;
-	}
-	*ops = &engine;
+	*ops = mdfio_loaded_by_built_fio("mdfio-postmark") ? &engine : NULL;
 }

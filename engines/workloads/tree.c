@@ -14,7 +14,6 @@
  * put in the tree is never touched. Every name is resolved one component at
  * a time beneath its directory, following no symlink. */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -1245,13 +1244,5 @@ static struct ioengine_ops tree_engine = {
 MDFIO_EXPORT void get_ioengine(struct ioengine_ops **ops);
 void get_ioengine(struct ioengine_ops **ops)
 {
-	const char *running = dlsym(RTLD_DEFAULT, "fio_version_string");
-
-	*ops = NULL;
-	if (!running || strcmp(running, MDFIO_FIO_VERSION)) {
-		fprintf(stderr, "mdfio: mdfio-tree was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
-			MDFIO_FIO_VERSION, running ? running : "not fio");
-		return;
-	}
-	*ops = &tree_engine;
+	*ops = mdfio_loaded_by_built_fio("mdfio-tree") ? &tree_engine : NULL;
 }
