@@ -501,43 +501,37 @@ static int write_blocks(struct pm_job *j, int fd, FILE *f, uint32_t count)
 	return 0;
 }
 
-/* Opens name in dfd for what op does, writes or reads, closes. */
-static int do_create(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+/* Writes bytes to fd, opened for a create or an append, through C stdio
+ * (mode "w" or "a") when buffered, as postmark does, and closes it. */
+static int write_opened(struct pm_job *j, int fd, const char *mode, uint32_t bytes)
 {
-	int fd = mdfio_sys_open_create(dfd, name, 0), err;
 	FILE *f = NULL;
+	int err;
 
-	if (fd < 0)
-		return errno;
-	if (j->p.buffered && !(f = fdopen(fd, "w"))) {
+	if (j->p.buffered && !(f = fdopen(fd, mode))) {
 		err = errno;
 		close(fd);
 		return err;
 	}
 	errno = 0;
-	err = write_blocks(j, fd, f, op->bytes);
+	err = write_blocks(j, fd, f, bytes);
 	if (f ? fclose(f) : close(fd))
 		err = err ? err : errno;
 	return err;
 }
 
+static int do_create(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
+{
+	int fd = mdfio_sys_open_create(dfd, name, 0);
+
+	return fd < 0 ? errno : write_opened(j, fd, "w", op->bytes);
+}
+
 static int do_append(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
 {
-	int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC), err;
-	FILE *f = NULL;
+	int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd < 0)
-		return errno;
-	if (j->p.buffered && !(f = fdopen(fd, "a"))) {
-		err = errno;
-		close(fd);
-		return err;
-	}
-	errno = 0;
-	err = write_blocks(j, fd, f, op->bytes);
-	if (f ? fclose(f) : close(fd))
-		err = err ? err : errno;
-	return err;
+	return fd < 0 ? errno : write_opened(j, fd, "a", op->bytes);
 }
 
 /* Reads the whole file in read_block pieces, as postmark (to its end). */
