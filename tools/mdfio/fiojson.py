@@ -1271,8 +1271,15 @@ def postmark_phases(doc: dict[str, Any], name: str) -> list[PostmarkPhase]:
     """The mdfio-postmark sections of a document, in its order; [] if it
     has none."""
     top = Reader(doc, name, "the document")
+    # a fio client's jobs are its client_stats; a document with no list
+    # at all is said so by the md-workbench reader, which quotes fio
+    key = "client_stats" if "client_stats" in doc else "jobs"
+    if not isinstance(doc.get(key), list):
+        return []
     phases = []
-    for i, j in enumerate(top.items("jobs")):
+    for i, j in enumerate(top.items(key)):
+        if isinstance(j, dict) and j.get("jobname") == "All clients":
+            continue
         job = Reader(j, name, f"job {i}")
         if job.text("desc", "").startswith("mdfio postmark "):
             phases.append(PostmarkPhase(job))
