@@ -327,6 +327,8 @@ class PosixView:
     rank_d/file-i, notes.txt)."""
     # what a live namespace holds beside its datasets and coordination
     claim = []
+    # how the engine's line says a create found its name taken
+    taken = "File exists"
 
     def __init__(self, root):
         self.root = Path(root)
@@ -370,6 +372,7 @@ class S3View(PosixView):
     the test's bucket, seen and changed through the server's S3 API (a
     dataset's marker key rank_d/ shown as rank_d)."""
     claim = [".mdfio-namespace"]
+    taken = "File exists (HTTP 412 PreconditionFailed)"
 
     def __init__(self, root, engine):
         super().__init__(root)

@@ -151,7 +151,7 @@ def test_a_create_error_in_the_benchmark(tmpfs, tmp_path, engine, ignore):
     run = run_fio(job(["benchmark", "cleanup"], tmpfs, engine=engine, **opts), tmp_path, check=False)
     assert run.rc != 0
     lines = run.mdfio_lines()
-    taken = f"rank 1 benchmark: cannot create {ns.name(user)}: File exists"
+    taken = f"rank 1 benchmark: cannot create {ns.name(user)}: {ns.taken}"
     assert "\ntaken 0 0 4\n" in (tmpfs / "mdfio.status").read_text(), run.stderr
     if ignore:
         assert not stop_lines(run) and not any(STOPS in l for l in lines), run.stderr
