@@ -164,9 +164,17 @@ def op_figures(jobs: Sequence[Job], op: str) -> OpFigures:
         errors = sum(j.drop_ios(slot) for j in jobs)
     if not n:
         return OpFigures(count=0, errors=errors)
+    return OpFigures(n, errors, *latency_seconds(lats, n))
+
+
+def latency_seconds(lats: Sequence[Latency], n: int) -> list[float | None]:
+    """min, q1, median, q3, q90, q99, max in seconds of n > 0 samples over
+    the latency objects lats: quantiles from the merged histograms (json+),
+    else a single object's percentiles, else None; each clamped into the
+    exact [min, max] (fio's bucket values are bucket midpoints)."""
     counted = [o for o in lats if o.n]
     lo, hi = min(o.min for o in counted), max(o.max for o in counted)
-    merged = {}
+    merged: dict[int, int] = {}
     for o in lats:
         for value, count in o.bins.items():
             merged[value] = merged.get(value, 0) + count
@@ -177,7 +185,7 @@ def op_figures(jobs: Sequence[Job], op: str) -> OpFigures:
     else:
         qs = [None] * 5
     qs = [None if v is None else min(max(v, lo), hi) for v in qs]
-    return OpFigures(n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
+    return [None if v is None else v / 1e9 for v in (lo, *qs, hi)]
 
 
 def phase_figures(sec: Section, jobs: Sequence[Job], repeat: int, process: int | str) -> PhaseFigures:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .figures import ior_quantiles
+from .figures import latency_seconds
 from .fiojson import COMPLETE, TREE_OPS, BadInput, Job, Latency, RunSections, Section, mdfio_sections
 
 # an operation's latency figures, as md-workbench's report orders them
@@ -55,9 +55,8 @@ class TreePhase:
 
 
 def op_figures(jobs: Sequence[Job], name: str, slot: str, kind: str) -> TreeOp:
-    """An operation's figures over ranks: quantiles from the merged json+
-    histograms, else a single rank's percentiles, clamped into the exact
-    [min, max] (figures.op_figures does the same for md-workbench's)."""
+    """An operation's figures over ranks, as figures.op_figures gives
+    md-workbench's."""
     lats = [Latency(j.slot(slot).child(kind)) for j in jobs]
     n = sum(o.n for o in lats)
     if kind == "lat_ns":
@@ -66,21 +65,7 @@ def op_figures(jobs: Sequence[Job], name: str, slot: str, kind: str) -> TreeOp:
         errors = sum(j.drop_ios(slot) for j in jobs)
     if not n:
         return TreeOp(name, 0, errors)
-    counted = [o for o in lats if o.n]
-    lo, hi = min(o.min for o in counted), max(o.max for o in counted)
-    merged: dict[int, int] = {}
-    for o in lats:
-        for value, count in o.bins.items():
-            merged[value] = merged.get(value, 0) + count
-    if merged and sum(merged.values()) == n:
-        qs = ior_quantiles(sorted(merged.items()), n)
-    elif len(counted) == 1:
-        pct = counted[0].percentile
-        qs = [pct.get(k) for k in ("25.000000", "50.000000", "75.000000", "90.000000", "99.000000")]
-    else:
-        qs = [None] * 5
-    qs = [None if v is None else min(max(v, lo), hi) for v in qs]
-    return TreeOp(name, n, errors, *(None if v is None else v / 1e9 for v in (lo, *qs, hi)))
+    return TreeOp(name, n, errors, *latency_seconds(lats, n))
 
 
 def phase_figures(sec: Section, status: str, reason: str | None) -> TreePhase:
