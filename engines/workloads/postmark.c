@@ -1,9 +1,10 @@
 /* mdfio-postmark: PostMark (Debian's postmark 1.53) as a workload of mdfio.
  * One fio job section is one of PostMark's phases (phase=pool,
  * transactions or delete); what it does, in which order, under which
- * names and sizes, is lib/postmark.c's sequence, which this file performs
- * with system calls (or C stdio, as postmark's buffered mode), one
- * operation per io_u. A later phase replays the earlier ones without I/O
+ * names and sizes, is lib/postmark.c's sequence, one operation per io_u,
+ * performed by an issue path (pm_io=): sync, here, with system calls (or C
+ * stdio, as postmark's buffered mode), or uring (postmark_uring.c), with
+ * iodepth in flight. A later phase replays the earlier ones without I/O
  * to reach their state. Each operation's latency goes to its slot of fio's
  * JSON (create: write, read: read, append: sync, delete: trim) and the
  * phase's exact time to the headline slot's one slat sample
@@ -27,7 +28,7 @@
 #include "fio_compat.h"
 #include "optgroup.h"
 
-#include "postmark.h"
+#include "postmark_job.h"
 #include "sysio.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -37,66 +38,13 @@
 #define MARK ".mdfio-postmark"
 #define DIR_MODE 0775
 
-enum phase { PHASE_POOL = MDFIO_PM_POOL, PHASE_TRANSACTIONS = MDFIO_PM_TRANSACTIONS,
-	     PHASE_DELETE = MDFIO_PM_DELETION };
 static const char *const phase_names[] = { "pool", "transactions", "delete" };
-/* the slot of each kind of operation, and the headline slot of each phase */
-static const enum fio_ddir kind_ddir[MDFIO_PM_KIND_NR] = {
-	[MDFIO_PM_CREATE] = DDIR_WRITE, [MDFIO_PM_READ] = DDIR_READ,
-	[MDFIO_PM_APPEND] = DDIR_SYNC, [MDFIO_PM_DELETE] = DDIR_TRIM,
-};
-static const enum fio_ddir phase_ddir[] = { DDIR_WRITE, DDIR_READ, DDIR_TRIM };
-
 struct pm_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	char *phase, *files, *transactions, *size_low, *size_high, *subdirectories;
 	char *read_block, *write_block, *bias_read, *bias_create, *seed, *buffering;
+	char *io;
 };
-
-struct pm_errors {
-	uint64_t count;
-	int first_errno;
-	char first_name[64];
-};
-
-struct pm_job {
-	struct mdfio_pm_params p;
-	enum phase phase;
-	struct mdfio_pm pm;
-	int pm_ready;
-	struct mdfio_pm_op next;	/* the phase's next operation, if have_next */
-	int have_next;
-	char root[PATH_MAX];
-	int root_fd;
-	int *dir_fds;		/* s0 .. s<n-1>, or the root's alone */
-	char *source;		/* postmark's content: 2 * size_high bytes */
-	char *buf;		/* a read block */
-	uint64_t units, done;
-	uint64_t t0;
-	struct pm_errors err[MDFIO_PM_KIND_NR];
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "mdfio: %s\n", line);
-	fflush(stderr);
-	return 1;
-}
 
 /* "value|default", as every mdfio option takes it (a jobfile writes
  * pm_files=${PM_FILES}|500: fio makes an unset variable empty) */
@@ -149,7 +97,7 @@ static int parse_num(const char *name, const char *given, long long def, long lo
 			end++;
 	}
 	if (!*s || *end || end == s || errno || !scale || v > hi / scale || v * scale < lo)
-		return fail("%s=%s: expected %s from %lld to %lld", name, given,
+		return pm_fail("%s=%s: expected %s from %lld to %lld", name, given,
 			    sizes ? "a size (k, m, g: 1024s)" : "an integer", lo, hi);
 	*out = v * scale;
 	return 0;
@@ -171,7 +119,7 @@ static int parse_bool(const char *name, const char *given, int def, int *out)
 			*out = i >= 4;
 			return 0;
 		}
-	return fail("%s=%s: expected true or false (1, 0, yes, no, on, off)", name, given);
+	return pm_fail("%s=%s: expected true or false (1, 0, yes, no, on, off)", name, given);
 }
 
 #define OPT(n, field, text) {						\
@@ -202,7 +150,7 @@ static int cb_root(void *data, const char *s)
 	const char *v = pick(s, buf, sizeof(buf));
 
 	if (!*v)
-		return fail("root=%s: expected a directory", s);
+		return pm_fail("root=%s: expected a directory", s);
 	if (td) {
 		free(td->o.directory);
 		td->o.directory = strdup(v);
@@ -229,8 +177,32 @@ static struct fio_option options[] = {
 	OPT("pm_bias_create", bias_create, "Tenths of transactions that create rather than delete; -1: neither (set bias create; default 5)"),
 	OPT("pm_seed", seed, "The generator's seed (set seed; default 42)"),
 	OPT("pm_buffering", buffering, "true: C stdio, as postmark's default; false: plain read and write (set buffering; default true)"),
+	OPT("pm_io", io, "How operations are issued: sync (one at a time, as postmark) or uring (io_uring, iodepth in flight; needs pm_buffering=false)"),
 	{ .name = NULL },
 };
+
+static const struct pm_io_ops pm_io_sync;
+static const struct pm_io_ops *const io_paths[] = { &pm_io_sync, &pm_io_uring };
+
+static int read_io(const struct pm_eo *eo, struct pm_job *j)
+{
+	char buf[16];
+	const char *s = pick(eo->io, buf, sizeof(buf));
+	size_t i;
+
+	j->io = io_paths[0];
+	for (i = 0; s && i < sizeof(io_paths) / sizeof(io_paths[0]); i++)
+		if (!strcmp(s, io_paths[i]->name))
+			j->io = io_paths[i];
+	if (s && strcmp(s, j->io->name))
+		return pm_fail("pm_io=%s: expected sync or uring", eo->io);
+	/* stdio's buffer decides when a system call is made, one at a time
+	 * in the caller's thread: nothing of it can be in flight on a ring */
+	if (j->io != &pm_io_sync && j->p.buffered)
+		return pm_fail("pm_io=%s: expected pm_buffering=false (C stdio, postmark's buffered mode, is synchronous)",
+			       j->io->name);
+	return 0;
+}
 
 static int read_options(struct thread_data *td, struct pm_job *j)
 {
@@ -245,7 +217,7 @@ static int read_options(struct thread_data *td, struct pm_job *j)
 	for (i = 0; ph && i < 3 && strcmp(ph, phase_names[i]); i++)
 		;
 	if (!ph || i == 3)
-		return fail("phase=%s: expected pool, transactions or delete", ph ? eo->phase : "");
+		return pm_fail("phase=%s: expected pool, transactions or delete", ph ? eo->phase : "");
 	j->phase = (enum phase)i;
 	*p = (struct mdfio_pm_params)MDFIO_PM_DEFAULTS;
 	if (parse_num("pm_files", eo->files, p->number, 1, MDFIO_PM_MAX, 0, &v[0]) ||
@@ -271,14 +243,14 @@ static int read_options(struct thread_data *td, struct pm_job *j)
 	p->bias_create = (int)v[8];
 	p->seed = (uint32_t)v[9];
 	if (p->size_high < p->size_low)
-		return fail("pm_size_high=%u: expected at least pm_size_low=%u", p->size_high, p->size_low);
+		return pm_fail("pm_size_high=%u: expected at least pm_size_low=%u", p->size_high, p->size_low);
 	if ((why = mdfio_pm_check(p)))
-		return fail("postmark parameters: %s", why);
+		return pm_fail("postmark parameters: %s", why);
 	if (p->transactions < 10)
 		/* postmark itself divides by T/10 and dies of SIGFPE */
-		return fail("pm_transactions=%u: expected 10 or more (postmark dies below that)",
+		return pm_fail("pm_transactions=%u: expected 10 or more (postmark dies below that)",
 			    p->transactions);
-	return 0;
+	return read_io(eo, j);
 }
 
 /* ------------------------------------------------- the sequence's state */
@@ -295,7 +267,7 @@ static int reach_phase(struct pm_job *j, char *source, uint64_t *count)
 	if (j->pm_ready)
 		mdfio_pm_free(&j->pm);
 	if (mdfio_pm_init(&j->pm, &j->p, source))
-		return fail("out of memory for postmark's table of %u files", 2 * j->p.number);
+		return pm_fail("out of memory for postmark's table of %u files", 2 * j->p.number);
 	j->pm_ready = 1;
 	j->have_next = 0;
 	while (mdfio_pm_next(&j->pm, &op))
@@ -312,16 +284,6 @@ static int reach_phase(struct pm_job *j, char *source, uint64_t *count)
 	return 0;
 }
 
-/* The phase's next operation into *op: 0 once it has none. */
-static int next_op(struct pm_job *j, struct mdfio_pm_op *op)
-{
-	if (!j->have_next)
-		return 0;
-	*op = j->next;
-	j->have_next = mdfio_pm_next(&j->pm, &j->next) && (int)j->next.phase == (int)j->phase;
-	return 1;
-}
-
 /* The whole run's counters and byte totals as postmark sums them (single
  * floats, one operation at a time): what mdfio-report prints postmark's
  * Data lines from, since fio's JSON holds no per-operation sizes. */
@@ -331,7 +293,7 @@ static int whole_run(const struct mdfio_pm_params *p, char *line, size_t len)
 	struct mdfio_pm_op op;
 
 	if (mdfio_pm_init(&pm, p, NULL))
-		return fail("out of memory for postmark's table of %u files", 2 * p->number);
+		return pm_fail("out of memory for postmark's table of %u files", 2 * p->number);
 	while (mdfio_pm_next(&pm, &op))
 		;
 	snprintf(line, len, "files=%u transactions=%u; created=%u read=%u appended=%u deleted=%u alone=%u out=%d bytes=%.0f/%.0f",
@@ -368,10 +330,10 @@ static int engine_setup(struct thread_data *td)
 	if (read_options(td, &j))
 		return 1;
 	if (td->o.numjobs > 1)
-		return fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
+		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	if (td->o.td_ddir != (j.phase == PHASE_POOL ? TD_DDIR_WRITE :
 			      j.phase == PHASE_TRANSACTIONS ? TD_DDIR_READ : TD_DDIR_TRIM))
-		return fail("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
+		return pm_fail("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
 			    j.phase == PHASE_POOL ? "write" : j.phase == PHASE_TRANSACTIONS ? "read" : "trim");
 	for (d = 0; d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
@@ -406,20 +368,20 @@ static int claim_empty_root(struct pm_job *j, const char *params)
 	size_t len = strlen(params);
 
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
-		return fail("directory=%s: cannot list it: %s", j->root, strerror(errno));
+		return pm_fail("directory=%s: cannot list it: %s", j->root, strerror(errno));
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
 			char name[NAME_MAX + 1];
 
 			snprintf(name, sizeof(name), "%s", e->d_name);
 			closedir(d);
-			return fail("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
+			return pm_fail("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
 				    j->root, name);
 		}
 	closedir(d);
 	fd = mdfio_sys_open_create(j->root_fd, MARK, 0);
 	if (fd < 0 || write(fd, params, len) != (ssize_t)len || close(fd))
-		return fail("%s/%s: cannot write it: %s", j->root, MARK, strerror(errno));
+		return pm_fail("%s/%s: cannot write it: %s", j->root, MARK, strerror(errno));
 	return 0;
 }
 
@@ -435,10 +397,10 @@ static int check_mark(struct pm_job *j, const char *params)
 		close(fd);
 	}
 	if (fd < 0 || n < 0)
-		return fail("directory=%s: no %s in it: run phase=pool there first", j->root, MARK);
+		return pm_fail("directory=%s: no %s in it: run phase=pool there first", j->root, MARK);
 	got[n] = '\0';
 	if (strcmp(got, params))
-		return fail("directory=%s: its pool ran with other parameters (%s holds \"%.*s\")",
+		return pm_fail("directory=%s: its pool ran with other parameters (%s holds \"%.*s\")",
 			    j->root, MARK, (int)strcspn(got, "\n"), got);
 	return 0;
 }
@@ -450,7 +412,7 @@ static int open_dirs(struct pm_job *j)
 
 	j->dir_fds = malloc(n * sizeof(*j->dir_fds));
 	if (!j->dir_fds)
-		return fail("out of memory");
+		return pm_fail("out of memory");
 	for (k = 0; k < n; k++)
 		j->dir_fds[k] = -1;
 	if (j->p.subdirectories <= 1) {
@@ -460,10 +422,10 @@ static int open_dirs(struct pm_job *j)
 	for (k = 0; k < n; k++) {
 		snprintf(name, sizeof(name), "s%u", k);
 		if (j->phase == PHASE_POOL && mkdirat(j->root_fd, name, DIR_MODE))
-			return fail("%s/%s: cannot make it: %s", j->root, name, strerror(errno));
+			return pm_fail("%s/%s: cannot make it: %s", j->root, name, strerror(errno));
 		j->dir_fds[k] = openat(j->root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (j->dir_fds[k] < 0)
-			return fail("%s/%s: cannot open it: %s", j->root, name, strerror(errno));
+			return pm_fail("%s/%s: cannot open it: %s", j->root, name, strerror(errno));
 	}
 	return 0;
 }
@@ -478,10 +440,10 @@ static void remove_own(struct pm_job *j)
 	for (k = 0; j->p.subdirectories > 1 && k < j->p.subdirectories; k++) {
 		snprintf(name, sizeof(name), "s%u", k);
 		if (unlinkat(j->root_fd, name, AT_REMOVEDIR))
-			fail("%s/%s: left: %s", j->root, name, strerror(errno));
+			pm_fail("%s/%s: left: %s", j->root, name, strerror(errno));
 	}
 	if (unlinkat(j->root_fd, MARK, 0))
-		fail("%s/%s: left: %s", j->root, MARK, strerror(errno));
+		pm_fail("%s/%s: left: %s", j->root, MARK, strerror(errno));
 }
 
 /* ------------------------------------------------------- the operations */
@@ -578,16 +540,6 @@ static int (*const perform[MDFIO_PM_KIND_NR])(struct pm_job *, int, const char *
 	[MDFIO_PM_APPEND] = do_append, [MDFIO_PM_DELETE] = do_delete,
 };
 
-static void count_error(struct pm_job *j, const struct mdfio_pm_op *op, int err)
-{
-	struct pm_errors *e = &j->err[op->kind];
-
-	if (!e->count++) {
-		e->first_errno = err;
-		mdfio_pm_name(e->first_name, sizeof(e->first_name), &j->p, op);
-	}
-}
-
 /* ------------------------------------------------------------ the job */
 
 static int init_job(struct thread_data *td, struct pm_job *j)
@@ -598,11 +550,11 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 		return 1;
 	/* a clone has numjobs 1: its subjob number tells it is one */
 	if (td->o.numjobs > 1 || td->subjob_number)
-		return fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
+		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	snprintf(j->root, sizeof(j->root), "%s", td->o.directory ? td->o.directory : ".");
 	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
-		return fail("directory=%s: %s", j->root,
+		return pm_fail("directory=%s: %s", j->root,
 			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
 	param_text(&j->p, params, sizeof(params));
 	if (j->phase == PHASE_POOL ? claim_empty_root(j, params) : check_mark(j, params))
@@ -612,7 +564,7 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 	j->source = malloc(2 * (size_t)j->p.size_high);
 	j->buf = malloc(j->p.read_block);
 	if (!j->source || !j->buf)
-		return fail("out of memory for %u bytes of content", 2 * j->p.size_high);
+		return pm_fail("out of memory for %u bytes of content", 2 * j->p.size_high);
 	if (reach_phase(j, j->source, &j->units) || reach_phase(j, j->source, NULL))
 		return 1;
 	set_units(td, j->units);
@@ -621,6 +573,12 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 	td->o.disable_lat = td->o.disable_clat = td->o.disable_slat = td->o.disable_bw = 1;
 	if (!j->units)
 		td->done = 1;
+	if (j->io->init && j->io->init(td, j))
+		return 1;
+	if (j->io->getevents)
+		/* this job's operations complete in getevents: fio treats an
+		 * engine as asynchronous by its job's copy of the flags */
+		td->flags &= ~((unsigned long long)FIO_SYNCIO << TD_ENG_FLAG_SHIFT);
 	return 0;
 }
 
@@ -629,60 +587,63 @@ static int engine_init(struct thread_data *td)
 	struct pm_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
-		return fail("out of memory");
+		return pm_fail("out of memory");
 	j->root_fd = -1;
 	td->io_ops_data = j;
 	return init_job(td, j);
 }
 
-static void account(struct thread_data *td, struct pm_job *j, const struct mdfio_pm_op *op,
-		    uint64_t ns, int err)
+static enum fio_q_status sync_queue(struct thread_data *td, struct pm_job *j, struct io_u *io_u)
 {
-	enum fio_ddir dd = kind_ddir[op->kind];
+	struct mdfio_pm_op op;
+	char name[64];
+	uint64_t start;
+	int dfd, err;
 
-	if (dd == DDIR_SYNC)
-		td->ts.total_io_u[DDIR_SYNC]++;
-	if (!err) {
-		if (dd == DDIR_SYNC)
-			add_sync_clat_sample(&td->ts, ns);
-		else
-			mdfio_add_clat(td, dd, ns, op->bytes);
-		return;
+	if (j->done >= j->units || !pm_next_op(j, &op)) {
+		td->done = 1;
+		return FIO_Q_COMPLETED;
 	}
-	if (dd != DDIR_SYNC)
-		td->ts.drop_io_u[dd]++;
-	count_error(j, op, err);
+	dfd = pm_op_dir(j, &op, name, sizeof(name));
+	start = pm_now_ns();
+	err = perform[op.kind](j, dfd, name, &op);
+	pm_ended(td, j, &op, start, pm_now_ns(), err);
+	if (err)
+		io_u->error = EIO;
+	return FIO_Q_COMPLETED;
 }
+
+static const struct pm_io_ops pm_io_sync = { .name = "sync", .queue = sync_queue };
 
 static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct pm_job *j = td->io_ops_data;
-	struct mdfio_pm_op op;
-	char name[64];
-	uint64_t start, end;
-	int err;
 
 	io_u->error = 0;
-	if (j->done >= j->units || !next_op(j, &op)) {
-		td->done = 1;
-		return FIO_Q_COMPLETED;
-	}
-	mdfio_pm_name(name, sizeof(name), &j->p, &op);
-	start = now_ns();
-	if (!j->t0)
-		j->t0 = start;
-	err = perform[op.kind](j, j->dir_fds[j->p.subdirectories > 1 ? op.subdir : 0],
-			       strrchr(name, '/') ? strrchr(name, '/') + 1 : name, &op);
-	end = now_ns();
-	account(td, j, &op, end - start, err);
-	if (err)
-		io_u->error = EIO;
-	if (++j->done == j->units) {
-		/* the phase's exact time, as the headline slot's one slat sample */
-		mdfio_add_slat(td, phase_ddir[j->phase], end - j->t0);
-		td->done = 1;
-	}
-	return FIO_Q_COMPLETED;
+	return j->io->queue(td, j, io_u);
+}
+
+static int engine_commit(struct thread_data *td)
+{
+	struct pm_job *j = td->io_ops_data;
+
+	return j->io->commit ? j->io->commit(td, j) : 0;
+}
+
+static int engine_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+			    const struct timespec *t)
+{
+	struct pm_job *j = td->io_ops_data;
+
+	(void)t;
+	return j->io->getevents ? j->io->getevents(td, j, min, max) : 0;
+}
+
+static struct io_u *engine_event(struct thread_data *td, int n)
+{
+	struct pm_job *j = td->io_ops_data;
+
+	return j->io->event(j, n);
 }
 
 static int engine_open_file(struct thread_data *td, struct fio_file *f)
@@ -704,15 +665,17 @@ static void engine_cleanup(struct thread_data *td)
 		if (!j->err[k].count)
 			continue;
 		errors += j->err[k].count;
-		fail("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
+		pm_fail("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
 		     j->err[k].count, mdfio_pm_kind_names[k], j->root, j->err[k].first_name,
 		     strerror(j->err[k].first_errno));
 	}
 	if (j->units && j->done != j->units && !td->error)
-		fail("postmark %s stopped after %" PRIu64 " of %" PRIu64 " operations",
+		pm_fail("postmark %s stopped after %" PRIu64 " of %" PRIu64 " operations",
 		     phase_names[j->phase], j->done, j->units);
 	if ((errors || j->done != j->units) && !td->error)
 		td_verror(td, EIO, "mdfio-postmark");
+	if (j->io && j->io->exit)
+		j->io->exit(j);
 	if (j->phase == PHASE_DELETE && j->done == j->units && j->root_fd >= 0)
 		remove_own(j);
 	for (k = 0; j->dir_fds && j->p.subdirectories > 1 && k < j->p.subdirectories; k++)
@@ -736,6 +699,9 @@ static struct ioengine_ops engine = {
 	.init = engine_init,
 	.setup = engine_setup,
 	.queue = engine_queue,
+	.commit = engine_commit,
+	.getevents = engine_getevents,
+	.event = engine_event,
 	.cleanup = engine_cleanup,
 	.open_file = engine_open_file,
 	.close_file = engine_open_file,
