@@ -455,4 +455,10 @@ def test_postmark_section_compares_postmark_and_mdfio_on_tmpfs_and_ext4(tmp_path
     table = rows(json.loads(md.with_suffix(".json").read_text()), "mdfio-postmark ÷ Debian's postmark")
     assert [r["file system"] for r in table] == ["tmpfs", "ext4"]
     assert all(is_spread(r[k]) and len(r[k]["values"]) == 2 for r in table for k in r if k != "file system")
+    # pm_io=uring beside pm_io=sync in the same rounds, at each iodepth
+    uring = rows(json.loads(md.with_suffix(".json").read_text()), "mdfio-postmark pm_io=uring ÷ pm_io=sync")
+    assert [(r["file system"], r["uring iodepth"]) for r in uring] == \
+        [(fs, q) for fs in ("tmpfs", "ext4") for q in (1, 4, 16)]
+    assert all(is_spread(r[k]) and len(r[k]["values"]) == 2 for r in uring for k in r
+               if k not in ("file system", "uring iodepth"))
     assert "Reproduce: `bench/run --only postmark --rounds 2 --quick`" in md.read_text()
