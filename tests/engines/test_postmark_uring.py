@@ -110,3 +110,28 @@ def test_bad_combination_one_line(tmp_path, opts, why):
     lines = set(run.mdfio_lines())
     assert len(lines) == 1 and why in lines.pop(), run.stderr
     assert not any(root.iterdir())
+
+
+def test_errors_counted_per_kind_as_sync(tmp_path):
+    """A pool file cut short between the phases: every read of it in the
+    transactions fails, counted as read errors with one line naming the
+    first, the same with operations in flight as one at a time."""
+    ops, _, _, _ = sequence(**PARAMS)
+    pool = {name for ph, kind, name, *_ in ops if ph == "pool"}
+    victim = next(name for ph, kind, name, *_ in ops if ph == "transactions" and kind == "read" and name in pool)
+    reads = sum(1 for ph, kind, name, *_ in ops if ph == "transactions" and kind == "read" and name == victim)
+    got = []
+    for opts in (dict(pm_io="sync"), dict(pm_io="uring", iodepth=16)):
+        root = tmp_path / opts["pm_io"]
+        root.mkdir()
+        run_fio(job(root, ("pool",), **OPTIONS, **opts), tmp_path, check=True, timeout=120)
+        (root / victim).write_bytes(b"")
+        run = run_fio(job(root, ("transactions",), **OPTIONS, **opts), tmp_path, check=False, timeout=120)
+        assert run.rc != 0
+        p, = fiojson.postmark_phases(run.json, "transactions")
+        got.append((p.errors, [line for line in run.mdfio_lines() if "errors" in line]))
+    errors, lines = got[0]
+    assert errors == dict(errors, read=reads) and sum(errors.values()) == reads
+    assert lines == [f"mdfio: postmark transactions: {reads} read errors (first: {tmp_path / 'sync'}/{victim}: "
+                     "Input/output error)"]
+    assert got[1] == (errors, [line.replace("/sync/", "/uring/") for line in lines])
