@@ -1102,7 +1102,8 @@ class IozonePass:
     times N, in ns), fio's runtime of the slot (whole ms, rounded up),
     whether fio ended the job with an fsync (end_fsync), which fio times
     only in that runtime, ran it with O_DIRECT (direct), and whether the
-    cache was dropped before its test (IOZONE_DROPPED); its filename."""
+    cache was dropped before its test (IOZONE_DROPPED); its filename, and
+    its host (a fio server's name in a client's JSON, else None)."""
 
     def __init__(self, job: Job):
         self.name, self.file, self.error = job.name, job.file, job.error
@@ -1133,6 +1134,8 @@ class IozonePass:
         self.end_fsync, self.direct = flags["end_fsync"], flags["direct"]
         self.filename = job.opts.get("filename", "")
         self.cache_dropped = job.r.text("desc", default="") == IOZONE_DROPPED
+        # the fio server that ran it (a sweep over hosts), or None
+        self.host = job.hostname
 
 
 def iozone_sweep(docs: Sequence[tuple[dict[str, Any], str]]) -> bool:
