@@ -2,6 +2,7 @@
 writes its result files, Markdown and the same numbers as JSON. Speed is
 never asserted here; bench/run itself measures it."""
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -40,8 +41,14 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     if io_uring_missing():
         pytest.skip(f"bench/run measures mdfio-uring: {io_uring_missing()}")
     # bench/run builds the patched fio too: the fixture builds it once, under
-    # a lock, while other test files may want it; bench/run then reuses it
-    request.getfixturevalue("nr_ios_fio")
+    # a lock, while other test files may want it; bench/run then reuses it,
+    # and the unpatched build beside it, made here so that the timeout below
+    # is the harness's alone, not two compilations of fio
+    nr_ios = request.getfixturevalue("nr_ios_fio")
+    with open(nr_ios.parent / "fio-nr-ios.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), "--unpatched", str(nr_ios.parent / "fio-stock")],
+                       check=True)
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     out = tmp_path / "results"
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--out", str(out)], capture_output=True,
