@@ -26,11 +26,11 @@
 #include "tree.h"
 
 const struct tree_phase_info phases[TP_NR] = {
-	[TP_COPY] = { "copy", DDIR_WRITE, TD_DDIR_WRITE, "write", 1 },
-	[TP_FIND] = { "find", DDIR_READ, TD_DDIR_READ, "read", 1 },
-	[TP_READ] = { "read", DDIR_READ, TD_DDIR_READ, "read", 0 },
-	[TP_REWRITE] = { "rewrite", DDIR_WRITE, TD_DDIR_WRITE, "write", 0 },
-	[TP_DELETE] = { "delete", DDIR_TRIM, TD_DDIR_TRIM, "trim", 1 },
+	[TP_COPY] = { "copy", DDIR_WRITE, TD_DDIR_WRITE, "write", 1, start_copy, copy_unit },
+	[TP_FIND] = { "find", DDIR_READ, TD_DDIR_READ, "read", 1, start_find, find_unit },
+	[TP_READ] = { "read", DDIR_READ, TD_DDIR_READ, "read", 0, start_entries, read_unit },
+	[TP_REWRITE] = { "rewrite", DDIR_WRITE, TD_DDIR_WRITE, "write", 0, start_rewrite, rewrite_unit },
+	[TP_DELETE] = { "delete", DDIR_TRIM, TD_DDIR_TRIM, "trim", 1, start_entries, delete_unit },
 };
 
 struct tree_options {
@@ -188,35 +188,6 @@ static int drop_caches(struct thread_data *td, struct tree_job *j)
 
 /* ------------------------------------------------------------- the job */
 
-static uint64_t fnv_step(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* The manifest's entries this rank works on: read and rewrite split the
- * files among the ranks, entry k to rank k mod N; delete takes every
- * entry, the deepest first. */
-static uint64_t rank_units(const struct tree_job *j)
-{
-	uint64_t n = 0, k;
-
-	if (j->phase == TP_DELETE)
-		return j->man.n;
-	for (k = 0; k < j->man.files; k++)
-		n += k % j->ranks == j->rank;
-	return n;
-}
-
-static const struct tree_entry *unit_entry(struct tree_job *j, uint64_t k)
-{
-	if (j->phase == TP_DELETE)
-		return &j->man.entry[j->man.n - 1 - k];
-	return j->man.file[k * j->ranks + j->rank];
-}
-
 static int tree_init(struct thread_data *td)
 {
 	struct tree_options *given = td->eo;
@@ -224,7 +195,7 @@ static int tree_init(struct thread_data *td)
 	struct thread_data *parent = parent_of(td);
 	struct tree_job *j;
 	const char *root = td->o.directory;
-	uint64_t v;
+	uint64_t v, size;
 
 	mdfio_error_scope(parent->thread_number);
 	/* fio frees the options' strings: their picked values are kept
@@ -260,51 +231,18 @@ static int tree_init(struct thread_data *td)
 	v = 0;
 	if (o->drop_caches && *o->drop_caches && parse_count("drop_caches", o->drop_caches, 0, 1, &v))
 		return 1;
+	size = TREE_DEFAULT_REWRITE;
+	if (o->rewrite_size && *o->rewrite_size &&
+	    parse_count("rewrite_size", o->rewrite_size, 1, 1 << 20, &size))
+		return 1;
+	j->value_len = (size_t)size;
 	j->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
 		return mdfio_error("directory=%s: not an existing directory: %s", root, strerror(errno));
 	if (posix_memalign((void **)&j->buf, 4096, TREE_COPY_BUF))
 		return mdfio_error("out of memory");
-	switch (j->phase) {
-	case TP_COPY:
-		if (start_copy(j, root, o))
-			return 1;
-		break;
-	case TP_FIND:
-		if (start_find(j, o))
-			return 1;
-		break;
-	case TP_REWRITE: {
-		uint64_t size = TREE_DEFAULT_REWRITE, h = 0x6d64666955ULL;
-		size_t i;
-
-		if (o->rewrite_size && *o->rewrite_size &&
-		    parse_count("rewrite_size", o->rewrite_size, 1, 1 << 20, &size))
-			return 1;
-		/* the same value for every file and rank: the study writes
-		 * one random value, made once */
-		j->value_len = (size_t)size;
-		j->value = malloc(j->value_len);
-		if (!j->value)
-			return mdfio_error("out of memory");
-		for (i = 0; i < j->value_len; i++)
-			j->value[i] = (unsigned char)((h = fnv_step(h + i)) >> 56);
-	}
-		/* fall through */
-	case TP_READ:
-	case TP_DELETE:
-		if (open_tree(j, root))
-			return 1;
-		if (j->phase != TP_DELETE && j->ranks > j->man.files) {
-			/* a rank without a file would have no phase time */
-			return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
-					   j->ranks, j->man.files);
-		}
-		j->units = rank_units(j);
-		break;
-	default:
-		break;
-	}
+	if (phases[j->phase].start(j, root, o))
+		return 1;
 	if (v && drop_caches(td, j))
 		return 1;
 	if (!j->units)
@@ -349,25 +287,7 @@ static enum fio_q_status tree_queue(struct thread_data *td, struct io_u *io_u)
 	}
 	if (!j->next)
 		j->t0 = mdfio_now();
-	switch (j->phase) {
-	case TP_COPY:
-		bytes = copy_one(td, j);
-		break;
-	case TP_FIND:
-		find_dir(td, j, j->root_fd, TREE_NAME, j->patterns[j->next]);
-		break;
-	case TP_READ:
-		bytes = read_one(td, j, unit_entry(j, j->next));
-		break;
-	case TP_REWRITE:
-		bytes = rewrite_one(td, j, unit_entry(j, j->next));
-		break;
-	case TP_DELETE:
-		bytes = delete_one(td, j, unit_entry(j, j->next));
-		break;
-	default:
-		break;
-	}
+	bytes = phases[j->phase].unit(td, j, j->next);
 	j->next++;
 	if (bytes < 0) {
 		/* counted as the job's error; fio adds no bytes for it */

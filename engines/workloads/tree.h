@@ -26,16 +26,6 @@
 
 enum tree_phase { TP_COPY, TP_FIND, TP_READ, TP_REWRITE, TP_DELETE, TP_NR };
 
-struct tree_phase_info {
-	const char *name;
-	enum fio_ddir ddir;
-	enum td_ddir rw;
-	const char *rw_name;
-	int one_rank;		/* runs as one rank, as the study's command does */
-};
-
-extern const struct tree_phase_info phases[TP_NR];
-
 /* The values of the options given as text, picked ("value|default";
  * NULL: not given). */
 struct tree_values {
@@ -94,6 +84,25 @@ struct tree_id {
 	uint64_t ino, btime;
 };
 
+struct tree_job;
+
+/* A phase: its name, the slot its count is in, and its two steps over
+ * small functions, one table for all (tree.c). */
+struct tree_phase_info {
+	const char *name;
+	enum fio_ddir ddir;
+	enum td_ddir rw;
+	const char *rw_name;
+	int one_rank;		/* runs as one rank, as the study's command does */
+	/* in the job's init: what its units are (j->units), from the
+	 * options; 0, or 1 with the error said */
+	int (*start)(struct tree_job *j, const char *root, const struct tree_values *o);
+	/* unit k: the bytes it moved, or -1 (counted as the job's error) */
+	int64_t (*unit)(struct thread_data *td, struct tree_job *j, uint64_t k);
+};
+
+extern const struct tree_phase_info phases[TP_NR];
+
 /* tree_names.c */
 int open_beneath(int dir, const char *path, int flags);
 int id_of(int dir, const char *name, struct tree_id *id);
@@ -109,21 +118,20 @@ void op_error(struct tree_job *j, const char *what, const char *path, int err);
 void record(struct thread_data *td, enum fio_ddir dd, uint64_t start, uint64_t end);
 void failed_sync(struct thread_data *td);
 
-/* tree_copy.c */
-int count_tree(int fd, const char *path, uint64_t *count);
-int push_level(struct tree_job *j, int src, int dst, const struct stat *st, size_t path_len);
+/* tree_copy.c: phase=copy */
 void pop_level(struct tree_job *j);
-int64_t copy_one(struct thread_data *td, struct tree_job *j);
 int start_copy(struct tree_job *j, const char *root, const struct tree_values *o);
+int64_t copy_unit(struct thread_data *td, struct tree_job *j, uint64_t k);
 
-/* tree_find.c */
-void find_dir(struct thread_data *td, struct tree_job *j, int parent, const char *name,
-	      const char *pattern);
-int start_find(struct tree_job *j, const struct tree_values *o);
+/* tree_find.c: phase=find */
+int start_find(struct tree_job *j, const char *root, const struct tree_values *o);
+int64_t find_unit(struct thread_data *td, struct tree_job *j, uint64_t k);
 
-/* tree_entries.c */
-int64_t read_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e);
-int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e);
-int64_t delete_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e);
+/* tree_entries.c: phase=read, rewrite and delete */
+int start_entries(struct tree_job *j, const char *root, const struct tree_values *o);
+int start_rewrite(struct tree_job *j, const char *root, const struct tree_values *o);
+int64_t read_unit(struct thread_data *td, struct tree_job *j, uint64_t k);
+int64_t rewrite_unit(struct thread_data *td, struct tree_job *j, uint64_t k);
+int64_t delete_unit(struct thread_data *td, struct tree_job *j, uint64_t k);
 
 #endif

@@ -13,7 +13,7 @@
 #include "tree.h"
 
 /* The entries below directory fd, counted (the copy's units). */
-int count_tree(int fd, const char *path, uint64_t *count)
+static int count_tree(int fd, const char *path, uint64_t *count)
 {
 	char **names;
 	size_t n, i;
@@ -42,7 +42,7 @@ int count_tree(int fd, const char *path, uint64_t *count)
 	return err;
 }
 
-int push_level(struct tree_job *j, int src, int dst, const struct stat *st, size_t path_len)
+static int push_level(struct tree_job *j, int src, int dst, const struct stat *st, size_t path_len)
 {
 	struct level *l;
 
@@ -127,7 +127,7 @@ static int copy_file(int src_dir, int dst_dir, const char *name, const struct st
 
 /* One unit of the copy: the next name of the walk (the first: the tree's
  * top directory). Returns the bytes copied, or -1 on an error. */
-int64_t copy_one(struct thread_data *td, struct tree_job *j)
+static int64_t copy_one(struct thread_data *td, struct tree_job *j)
 {
 	struct level *l;
 	struct stat st;
@@ -298,4 +298,10 @@ int start_copy(struct tree_job *j, const char *root, const struct tree_values *o
 		return mdfio_error("directory=%s: cannot write %s: %s", root, TREE_MANIFEST, strerror(errno));
 	j->units = count + 1;
 	return 0;
+}
+
+int64_t copy_unit(struct thread_data *td, struct tree_job *j, uint64_t k)
+{
+	(void)k;	/* the walk's own next name */
+	return copy_one(td, j);
 }

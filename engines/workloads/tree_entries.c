@@ -3,13 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "tree.h"
 
-int64_t read_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
+static int64_t read_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
 {
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
@@ -51,7 +52,7 @@ int64_t read_one(struct thread_data *td, struct tree_job *j, const struct tree_e
 	return (int64_t)bytes;
 }
 
-int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
+static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
 {
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
@@ -107,7 +108,7 @@ static void left(struct tree_job *j, const char *path, const char *why)
 	one_line(j->first_left);
 }
 
-int64_t delete_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
+static int64_t delete_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
 {
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), err = 0;
@@ -159,4 +160,77 @@ int64_t delete_one(struct thread_data *td, struct tree_job *j, const struct tree
 	else
 		mdfio_add_clat(td, DDIR_TRIM, t1 - t0, 0);
 	return 0;
+}
+
+/* The manifest's entries this rank works on: read and rewrite split the
+ * files among the ranks, entry k to rank k mod N; delete takes every
+ * entry, the deepest first. */
+static uint64_t rank_units(const struct tree_job *j)
+{
+	uint64_t n = 0, k;
+
+	if (j->phase == TP_DELETE)
+		return j->man.n;
+	for (k = 0; k < j->man.files; k++)
+		n += k % j->ranks == j->rank;
+	return n;
+}
+
+static const struct tree_entry *unit_entry(struct tree_job *j, uint64_t k)
+{
+	if (j->phase == TP_DELETE)
+		return &j->man.entry[j->man.n - 1 - k];
+	return j->man.file[k * j->ranks + j->rank];
+}
+
+int start_entries(struct tree_job *j, const char *root, const struct tree_values *o)
+{
+	(void)o;
+	if (open_tree(j, root))
+		return 1;
+	if (j->phase != TP_DELETE && j->ranks > j->man.files) {
+		/* a rank without a file would have no phase time */
+		return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
+				   j->ranks, j->man.files);
+	}
+	j->units = rank_units(j);
+	return 0;
+}
+
+static uint64_t fnv_step(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+int start_rewrite(struct tree_job *j, const char *root, const struct tree_values *o)
+{
+	uint64_t h = 0x6d64666955ULL;
+	size_t i;
+
+	/* the same value for every file and rank: the study writes one
+	 * random value, made once; rewrite_size= is j->value_len */
+	j->value = malloc(j->value_len);
+	if (!j->value)
+		return mdfio_error("out of memory");
+	for (i = 0; i < j->value_len; i++)
+		j->value[i] = (unsigned char)((h = fnv_step(h + i)) >> 56);
+	return start_entries(j, root, o);
+}
+
+int64_t read_unit(struct thread_data *td, struct tree_job *j, uint64_t k)
+{
+	return read_one(td, j, unit_entry(j, k));
+}
+
+int64_t rewrite_unit(struct thread_data *td, struct tree_job *j, uint64_t k)
+{
+	return rewrite_one(td, j, unit_entry(j, k));
+}
+
+int64_t delete_unit(struct thread_data *td, struct tree_job *j, uint64_t k)
+{
+	return delete_one(td, j, unit_entry(j, k));
 }

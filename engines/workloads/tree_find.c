@@ -13,7 +13,7 @@
 
 /* One directory of a search: listed (open and every entry read, the
  * readdir latency), each name matched, and its directories walked. */
-void find_dir(struct thread_data *td, struct tree_job *j, int parent, const char *name,
+static void find_dir(struct thread_data *td, struct tree_job *j, int parent, const char *name,
 		     const char *pattern)
 {
 	uint64_t t0 = mdfio_now(), t1;
@@ -78,10 +78,11 @@ void find_dir(struct thread_data *td, struct tree_job *j, int parent, const char
 	closedir(d);
 }
 
-int start_find(struct tree_job *j, const struct tree_values *o)
+int start_find(struct tree_job *j, const char *root, const struct tree_values *o)
 {
 	char *s, *save = NULL, *p;
 
+	(void)root;
 	s = strdup(o->iname && *o->iname ? o->iname : TREE_DEFAULT_INAME);
 	for (p = strtok_r(s, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
 		if (j->nr_patterns == TREE_MAX_PATTERNS) {
@@ -94,5 +95,12 @@ int start_find(struct tree_job *j, const struct tree_values *o)
 	if (!j->nr_patterns)
 		return mdfio_error("find_iname=%s: expected one or more name patterns separated by ':'", o->iname);
 	j->units = j->nr_patterns;
+	return 0;
+}
+
+/* unit k: a whole walk for the k-th pattern */
+int64_t find_unit(struct thread_data *td, struct tree_job *j, uint64_t k)
+{
+	find_dir(td, j, j->root_fd, TREE_NAME, j->patterns[k]);
 	return 0;
 }
