@@ -12,14 +12,22 @@
  * the search, which is the walk): a rewrite writes, and a delete removes,
  * only a name that still holds what the copy made there, so a file someone
  * put in the tree is never touched. Every name is resolved one component at
- * a time beneath its directory, following no symlink. */
+ * a time beneath its directory, following no symlink.
+ *
+ * A section's clones are ranks, numbered across fio processes and hosts as
+ * md-workbench's are (hosts=, lib/world.c), and meet twice at the rank
+ * file's barrier (lib/rankfile.c, in directory=): before the phase is
+ * prepared, so that the previous one has ended on every host, and when it
+ * starts, from whose release each rank's time runs. Rank 0 alone copies,
+ * searches and deletes; the reads and the rewrite split the files over all
+ * ranks. The parts: tree_copy.c, tree_find.c and tree_entries.c give the
+ * phases; tree_names.c and tree_account.c what they share. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,6 +48,8 @@ struct tree_options {
 	char *iname;
 	char *rewrite_size;
 	char *drop_caches;
+	char *hosts;
+	char *join_timeout;
 };
 
 /* ------------------------------------------------------------ options */
@@ -72,6 +82,10 @@ static struct fio_option tree_options[] = {
 	    "rewrite: bytes of the value every file is rewritten with, 1 to 1048576 (default 6144)"),
 	MDFIO_STR_OPT("drop_caches", struct tree_options, drop_caches,
 	    "1: drop the page cache, dentries and inodes before the phase (root only; untimed)"),
+	MDFIO_STR_OPT("hosts", struct tree_options, hosts,
+	    "host names of the fio servers of one run, ','-separated; each takes numjobs ranks in this order"),
+	MDFIO_STR_OPT("join_timeout", struct tree_options, join_timeout,
+	    "seconds a rank waits at a barrier for ranks no process has started (default 60)"),
 	{ .name = NULL },
 };
 
@@ -138,35 +152,14 @@ static struct thread_data *parent_of(struct thread_data *td)
 	return parent;
 }
 
-/* drop_caches=1: rank 0 of the job drops them, the others wait for it
- * (fio starts the clones' I/O without a barrier after their init), through
- * a page the main process maps before it forks the jobs: a slot per job,
- * DROP_DONE once dropped, DROP_FAILED if rank 0 could not. */
-static volatile uint32_t *dropped;
-#define DROPPED_SLOTS 1024
-#define DROP_DONE 1
-#define DROP_FAILED 2
-/* how long a rank waits for rank 0 to drop them */
-#define DROP_WAIT_S 600
-
-static int drop_caches(struct thread_data *td, struct tree_job *j)
+/* drop_caches=1: the first rank of each fio drops its host's caches; the
+ * barrier after it holds every rank until all have. */
+static int drop_caches(struct thread_data *td)
 {
-	volatile uint32_t *slot = dropped ? &dropped[parent_of(td)->thread_number % DROPPED_SLOTS] : NULL;
-	uint32_t state = 0;
-	unsigned int waited_ms = 0;
 	int fd;
 
-	if (j->rank) {
-		while (slot && !(state = __atomic_load_n(slot, __ATOMIC_ACQUIRE)) &&
-		       waited_ms < DROP_WAIT_S * 1000) {
-			usleep(1000);
-			waited_ms++;
-		}
-		if (state == DROP_DONE || !slot)
-			return 0;
-		return mdfio_error_said("rank %u: rank 0 did not drop the caches%s", j->rank,
-					state ? "" : " within 600 s");
-	}
+	if (td->subjob_number)
+		return 0;
 	sync();
 	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "3", 1) != 1) {
@@ -174,19 +167,74 @@ static int drop_caches(struct thread_data *td, struct tree_job *j)
 
 		if (fd >= 0)
 			close(fd);
-		if (slot)
-			__atomic_store_n(slot, DROP_FAILED, __ATOMIC_RELEASE);
 		return mdfio_error("drop_caches=1: cannot write /proc/sys/vm/drop_caches: %s (it needs root)",
 				   strerror(err));
 	}
 	close(fd);
-	if (slot)
-		__atomic_store_n(slot, DROP_DONE, __ATOMIC_RELEASE);
 	return 0;
 }
 
-
 /* ------------------------------------------------------------- the job */
+
+/* Where the job's ranks stand in the run: hosts= or a launcher's
+ * variables, else this fio job alone (lib/world.c). 0, or 1 with msg. */
+static int world_of(struct thread_data *td, const char *hosts, struct mdfio_world *w,
+		    char *host, size_t hostlen, char *msg, size_t msglen)
+{
+	if (gethostname(host, hostlen))
+		snprintf(host, hostlen, "?");
+	host[hostlen - 1] = 0;
+	return mdfio_world_find(w, parent_of(td)->o.numjobs, hosts, host,
+				(const char *(*)(const char *))getenv, msg, msglen);
+}
+
+static void answer_fio(void *arg)
+{
+	struct thread_data *td = arg;
+
+	/* what fio's loop does between io_us, while the rank waits outside
+	 * it at a barrier */
+	if (!td->update_rusage || !td->rusage_sem)
+		return;
+	td->update_rusage = 0;
+	update_rusage_stat(td);
+	fio_sem_up(td->rusage_sem);
+}
+
+/* Every rank of the run meets here; step names which of a phase's two
+ * barriers (a section's thread number tells its sections apart, the same
+ * on every host of one jobfile). */
+static int barrier(struct thread_data *td, struct tree_job *j, unsigned int timeout_s, const char *step)
+{
+	char phase[MDFIO_RANKFILE_PHASE_LEN], msg[1024];
+	uint64_t b;
+
+	snprintf(phase, sizeof(phase), "tree-%s-%d%s", phases[j->phase].name,
+		 parent_of(td)->thread_number, step);
+	j->rf.waiting = answer_fio;
+	j->rf.waiting_arg = td;
+	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
+		return mdfio_error("%s: rank %u (host %s), tree %s: %s", td->o.directory, j->rank,
+				   j->host, phases[j->phase].name, msg);
+	return 0;
+}
+
+/* What the phase's units are, and the caches dropped: between the two
+ * barriers, so that the previous phase has ended on every host before (a
+ * read on one host reads the copy another made) and none of it is timed. */
+static int prepare(struct thread_data *td, struct tree_job *j, const char *root,
+		   const struct tree_values *o, uint64_t drop)
+{
+	if (phases[j->phase].one_rank && j->rank)
+		return 0;	/* rank 0's phase: this rank only meets it */
+	if (phases[j->phase].start(j, root, o))
+		return 1;
+	if (drop && drop_caches(td))
+		return 1;
+	if (!j->units)
+		return mdfio_error("phase=%s: nothing to do (the tree is empty)", phases[j->phase].name);
+	return 0;
+}
 
 static int tree_init(struct thread_data *td)
 {
@@ -195,13 +243,15 @@ static int tree_init(struct thread_data *td)
 	struct thread_data *parent = parent_of(td);
 	struct tree_job *j;
 	const char *root = td->o.directory;
-	uint64_t v, size;
+	uint64_t v, size, join_timeout = 60;
+	char msg[1024];
 
 	mdfio_error_scope(parent->thread_number);
 	/* fio frees the options' strings: their picked values are kept
 	 * apart (pick may cut a string, never moves it) */
 	o = &(struct tree_values){ pick(given->source), pick(given->iname),
-				   pick(given->rewrite_size), pick(given->drop_caches) };
+				   pick(given->rewrite_size), pick(given->drop_caches),
+				   pick(given->hosts), pick(given->join_timeout) };
 	if (!given->phase)
 		return mdfio_error("phase= is required: copy, find, read, rewrite or delete");
 	j = calloc(1, sizeof(*j));
@@ -210,16 +260,15 @@ static int tree_init(struct thread_data *td)
 	td->io_ops_data = j;
 	j->phase = (enum tree_phase)(given->phase - 1);
 	j->ddir = phases[j->phase].ddir;
-	j->rank = (uint32_t)td->subjob_number;
-	j->ranks = parent->o.numjobs;
-	j->parent_fd = j->tree_fd = j->root_fd = -1;
+	j->numjobs = parent->o.numjobs;
+	j->parent_fd = j->tree_fd = j->root_fd = j->rf.fd = -1;
 	j->bs = td->o.bs[DDIR_WRITE];
 	if (td->o.td_ddir != phases[j->phase].rw)
 		return mdfio_error("rw: phase=%s reports its count as rw=%s; remove the rw= option",
 				   phases[j->phase].name, phases[j->phase].rw_name);
-	if (phases[j->phase].one_rank && j->ranks > 1)
+	if (phases[j->phase].one_rank && j->numjobs > 1)
 		return mdfio_error("numjobs=%u: phase=%s runs as one rank, as the study's command does (numjobs=1)",
-				   j->ranks, phases[j->phase].name);
+				   j->numjobs, phases[j->phase].name);
 	if (!root || !*root || strchr(root, ':'))
 		return mdfio_error("directory= is required: one existing directory, which the copy goes into as %s/", TREE_NAME);
 	if (o->source && *o->source && j->phase != TP_COPY)
@@ -236,42 +285,71 @@ static int tree_init(struct thread_data *td)
 	    parse_count("rewrite_size", o->rewrite_size, 1, 1 << 20, &size))
 		return 1;
 	j->value_len = (size_t)size;
+	if (o->join_timeout && parse_count("join_timeout", o->join_timeout, 1, 86400, &join_timeout))
+		return 1;
+	if (world_of(td, o->hosts, &j->world, j->host, sizeof(j->host), msg, sizeof(msg)))
+		return mdfio_error("%s", msg);
+	j->rank = j->world.base + (uint32_t)td->subjob_number;
+	j->ranks = j->world.total;
 	j->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->root_fd < 0)
 		return mdfio_error("directory=%s: not an existing directory: %s", root, strerror(errno));
 	if (posix_memalign((void **)&j->buf, 4096, TREE_COPY_BUF))
 		return mdfio_error("out of memory");
-	if (phases[j->phase].start(j, root, o))
+	if (mdfio_rankfile_claim(&j->rf, j->root_fd, j->rank, j->ranks, j->numjobs, j->host,
+				 msg, sizeof(msg)))
+		return mdfio_error("directory=%s: %s", root, msg);
+	j->claimed = 1;
+	if (barrier(td, j, (unsigned int)join_timeout, ""))
 		return 1;
-	if (v && drop_caches(td, j))
+	if (prepare(td, j, root, o, v)) {
+		snprintf(msg, sizeof(msg), "rank %u: %s", j->rank, mdfio_last_error());
+		mdfio_rankfile_abort(&j->rf, msg);
 		return 1;
-	if (!j->units)
-		return mdfio_error("phase=%s: nothing to do (the tree is empty)", phases[j->phase].name);
-	set_units(td, j->units);
+	}
+	if (barrier(td, j, (unsigned int)join_timeout, "-go"))
+		return 1;
+	/* the phase's time runs from the release, as md-workbench's after
+	 * its barrier: the slowest rank's is the phase's */
+	j->t0 = mdfio_now();
 	/* each unit's failure is counted, as md-workbench counts its
 	 * operations'; the job fails at its end */
 	td->o.continue_on_error = ERROR_TYPE_ANY;
 	td->ts.continue_on_error = ERROR_TYPE_ANY;
 	td->o.disable_lat = td->o.disable_clat = 1;
 	td->o.disable_slat = td->o.disable_bw = 1;
+	if (!j->units) {
+		/* a rank with no share ends at the release: its time says it
+		 * took part (never 0 ns, which no rank's time is) */
+		mdfio_add_slat(td, j->ddir, mdfio_now() - j->t0 + 1);
+		set_units(td, 1);
+		td->done = 1;
+		return 0;
+	}
+	set_units(td, j->units);
 	return 0;
 }
 
 static int tree_setup(struct thread_data *td)
 {
+	struct tree_options *given = td->eo;
+	struct mdfio_world w;
+	char host[HOST_NAME_MAX + 1], desc[FIO_JOBDESC_SIZE], msg[512];
+
 	if (!td->files || !td->o.nr_files)
 		return 0;
-	if (!dropped) {
-		void *p = mmap(NULL, DROPPED_SLOTS * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			return mdfio_error("out of memory");
-		dropped = p;
-	}
 	mdfio_share_errors();
 	/* the units are known once the job starts (init); fio wants a size */
 	set_units(td, 1);
+	/* the rank's place in fio's job description, which mdfio-report
+	 * reads as md-workbench's; an error is the job's init's to say */
+	if (given->phase && !world_of(td, pick(given->hosts), &w, host, sizeof(host), msg, sizeof(msg)) &&
+	    (!td->o.description || strncmp(td->o.description, "mdfio ", 6))) {
+		snprintf(desc, sizeof(desc), "mdfio rank=%u ranks=%u host=%s; tree %s",
+			 w.base + (uint32_t)td->subjob_number, w.total, host, phases[given->phase - 1].name);
+		free(td->o.description);
+		td->o.description = strdup(desc);
+	}
 	return 0;
 }
 
@@ -285,8 +363,6 @@ static enum fio_q_status tree_queue(struct thread_data *td, struct io_u *io_u)
 		io_u->resid = io_u->xfer_buflen;
 		return FIO_Q_COMPLETED;
 	}
-	if (!j->next)
-		j->t0 = mdfio_now();
 	bytes = phases[j->phase].unit(td, j, j->next);
 	j->next++;
 	if (bytes < 0) {
@@ -345,6 +421,8 @@ static void tree_cleanup(struct thread_data *td)
 		close(j->parent_fd);
 	if (j->tree_fd >= 0)
 		close(j->tree_fd);
+	if (j->claimed)
+		(void)mdfio_rankfile_release(&j->rf, j->root_fd, NULL, NULL);
 	if (j->root_fd >= 0)
 		close(j->root_fd);
 	free(j->value);

@@ -10,7 +10,9 @@
 
 #include "fio_compat.h"
 #include "job.h"
+#include "rankfile.h"
 #include "tree_manifest.h"
+#include "world.h"
 
 #define TREE_NAME "tree"
 #define TREE_MANIFEST "mdfio.tree"
@@ -29,7 +31,7 @@ enum tree_phase { TP_COPY, TP_FIND, TP_READ, TP_REWRITE, TP_DELETE, TP_NR };
 /* The values of the options given as text, picked ("value|default";
  * NULL: not given). */
 struct tree_values {
-	const char *source, *iname, *rewrite_size, *drop_caches;
+	const char *source, *iname, *rewrite_size, *drop_caches, *hosts, *join_timeout;
 };
 
 /* One directory of the copy's walk: its entries, sorted by name (the
@@ -45,10 +47,16 @@ struct level {
 struct tree_job {
 	enum tree_phase phase;
 	enum fio_ddir ddir;
-	uint32_t rank, ranks;
+	/* the global rank and the run's ranks over every fio and host
+	 * (hosts=, lib/world.c); numjobs of them in this fio */
+	uint32_t rank, ranks, numjobs;
+	struct mdfio_world world;
+	char host[HOST_NAME_MAX + 1];
+	struct mdfio_rankfile rf;	/* the barrier's; fd -1 until claimed */
+	int claimed;
 	int root_fd;		/* directory= */
 	uint64_t units, next, finished;
-	uint64_t t0;
+	uint64_t t0;		/* the release of the barrier that starts the phase */
 	unsigned long long bs;
 	/* copy */
 	char source[PATH_MAX];
@@ -93,7 +101,9 @@ struct tree_phase_info {
 	enum fio_ddir ddir;
 	enum td_ddir rw;
 	const char *rw_name;
-	int one_rank;		/* runs as one rank, as the study's command does */
+	/* rank 0 alone works (numjobs=1), as the study's command does; the
+	 * run's other ranks only meet it at the barriers */
+	int one_rank;
 	/* in the job's init: what its units are (j->units), from the
 	 * options; 0, or 1 with the error said */
 	int (*start)(struct tree_job *j, const char *root, const struct tree_values *o);

@@ -190,8 +190,11 @@ int start_entries(struct tree_job *j, const char *root, const struct tree_values
 		return 1;
 	if (j->phase != TP_DELETE && j->ranks > j->man.files) {
 		/* a rank without a file would have no phase time */
-		return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
-				   j->ranks, j->man.files);
+		if (j->ranks == j->numjobs)
+			return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
+					   j->ranks, j->man.files);
+		return mdfio_error("numjobs=%u on %s: %u ranks, more than the %zu files the copy made; each reads or rewrites its share",
+				   j->numjobs, j->world.source, j->ranks, j->man.files);
 	}
 	j->units = rank_units(j);
 	return 0;

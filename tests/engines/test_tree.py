@@ -219,6 +219,8 @@ def test_a_destination_it_did_not_make_is_refused(src, dst, tmp_path):
     (("rewrite", {"rewrite_size": "0"}), {}, "rewrite_size=0: expected a whole number from 1 to 1048576"),
     (("find", {"drop_caches": "2"}), {}, "drop_caches=2: expected a whole number from 0 to 1"),
     (("copy", {"rw": "read"}), {}, "rw: phase=copy reports its count as rw=write"),
+    (("read", {"hosts": "no-such-host"}), {}, "hosts=no-such-host: this host"),
+    (("read", {"join_timeout": "0"}), {}, "join_timeout=0: expected a whole number from 1 to 86400"),
 ])
 def test_bad_options_one_line(dst, tmp_path, section, glob, says):
     run = run_fio(tree_job(dst, [section], **glob), tmp_path, check=False)

@@ -602,6 +602,7 @@ class Section:
         self.name, self.opts, self.jobs, self.doc_name = name, opts, [], doc_name
         # the run's ranks of which no process reported this section
         self.missing = []
+        self.ranks = None     # the run's ranks of this section (RunSections)
 
     def opt(self, key: str) -> str:
         return pick(self.opts.get(key, DEFAULTS.get(key, "")))
@@ -853,9 +854,12 @@ class RunSections:
             raise BadInput(f"{j.file}: job {j.name}: no mdfio rank in its description (desc), while other jobs "
                            "have one: not the JSON of one mdfio run")
         self.ranks = ranked[0].ranks
-        other = next((j for j in ranked if j.ranks != self.ranks), None)
+        # mdfio-tree's phases run on ranks of their own each (a copy on
+        # one, the reads on many): its ranks agree within a section
+        groups = [sec.jobs for sec in self.sections] if all(sec.tree for sec in self.sections) else [ranked]
+        other = next((j for g in groups for j in g if j.ranks != g[0].ranks), None)
         if other is not None:
-            first = ranked[0]
+            first = next(g[0] for g in groups if other in g)
             what = "files of different runs" if other.file != first.file else f"{first.file}: jobs of different runs"
             raise BadInput(f"{what}: {first.file} job {first.name} ({_where(first, [])}) is one of {first.ranks} "
                            f"ranks, {other.file} job {other.name} ({_where(other, [])}) one of {other.ranks}")
@@ -936,13 +940,14 @@ class RunSections:
         for j in sec.jobs:
             if j.rank in seen:
                 a = seen[j.rank]
-                twice = (f"rank {j.rank} of {self.ranks} twice, from {_where(a, self.files)} and "
+                twice = (f"rank {j.rank} of {j.ranks} twice, from {_where(a, self.files)} and "
                          f"{_where(j, self.files)}")
                 if a.file == j.file:
                     raise BadInput(f"{a.file}: job {sec.name}: {twice}: not one run")
                 raise BadInput(f"job {sec.name}: {twice}: files of different runs, or one file given twice")
             seen[j.rank] = j
-        sec.missing = [r for r in range(self.ranks) if r not in seen]
+        sec.ranks = sec.jobs[0].ranks
+        sec.missing = [r for r in range(sec.ranks) if r not in seen]
 
     def host(self, sec: Section, rank: int) -> str | None:
         """The host of a rank: as any section of the run names it, else as
@@ -963,7 +968,7 @@ class RunSections:
         known = [h for h in by_host if h]
         why = (f"host{'s' if len(known) > 1 else ''} {','.join(known)} did not report them (it died, or its fio "
                "JSON is not among the files)" if known else "their fio's JSON is not among the files")
-        return f"{len(sec.missing)} of {self.ranks} ranks missing: {'; '.join(parts)}: {why}"
+        return f"{len(sec.missing)} of {sec.ranks} ranks missing: {'; '.join(parts)}: {why}"
 
     def completion(self, sec: Section) -> tuple[str, str | None]:
         """(status, reason) of a section: COMPLETE when every rank of the
