@@ -105,4 +105,4 @@ def test_other_formats_are_refused_in_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"mdfio-report: {out}: an mdfio-mdtest run: its report is mdtest's table alone "
-        "(no --format, --json, --csv, --follow, --record or --html)"]
+        "(no --format, --json, --csv, --follow or --html)"]

@@ -111,7 +111,7 @@ def test_a_run_with_errors_exits_1(study, tmp_path):
     (["--format", "md-real-io-2016"], "--format md-real-io-2016 is md-workbench's"),
     (["--csv"], "--format csv is md-workbench's"),
     (["--process-reports"], "--process-reports is md-workbench's"),
-    (["--record", "{tmp}/h.db"], "--record keeps md-workbench's runs only"),
+    (["--record", "{tmp}/h.db", "--html", "{tmp}/p.html"], "--html: a run of tree has no page"),
 ])
 def test_what_the_study_has_not_is_refused(study, tmp_path, args, says):
     _, path = study

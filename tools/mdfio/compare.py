@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .cli import ArgumentParser, positive_int
-from .history import HistoryError, open_db
+from .history import HistoryError, open_db, workload_of
+from .workloads import RATE_UNIT
 
 # (column of ops, name in the output, whether a higher value is better)
 METRICS = (("rate", "rate", True), ("median_s", "median", False), ("q99_s", "p99", False))
@@ -116,6 +117,9 @@ class Comparison:
     higher_is_better: bool
     value: float
     history: list[float]
+    # after a rate: md-workbench's objects per second print as "/s", the
+    # other workloads' with their unit (workloads.RATE_UNIT)
+    rate_unit: str = "/s"
 
     def where(self) -> str:
         phase = self.phase if not self.waiting_factor else f"{self.phase} (waiting factor {self.waiting_factor:g})"
@@ -142,7 +146,7 @@ class Comparison:
         return "faster" if (self.value > high) == self.higher_is_better else "slower"
 
     def figure(self, v: float) -> str:
-        return f"{v:.1f}/s" if self.metric == "rate" else f"{v:.4e}s"
+        return f"{v:.1f}{self.rate_unit}" if self.metric == "rate" else f"{v:.4e}s"
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -173,12 +177,14 @@ def tests_of(db: sqlite3.Connection, run_id: int, exclude_label: str | None) -> 
                                         "AND (? IS NULL OR label IS NULL OR label != ?) ORDER BY id",
                                         (key, run_id, exclude_label, exclude_label))]
     history = [run_values(db, r) for r in earlier]
+    workload = workload_of(db, run_id)
+    unit = "/s" if workload == "md-workbench" else " " + RATE_UNIT[workload]
     out = []
     names = {column: (name, higher) for column, name, higher in METRICS}
     for (phase, factor, op, column), value in run_values(db, run_id).items():
         name, higher = names[column]
         past = [h[(phase, factor, op, column)] for h in history if (phase, factor, op, column) in h]
-        out.append(Comparison(run_id, phase, factor, op, name, higher, value, past))
+        out.append(Comparison(run_id, phase, factor, op, name, higher, value, past, unit))
     return out, len(earlier)
 
 

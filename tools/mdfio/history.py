@@ -1,7 +1,8 @@
 """A history of mdfio runs in SQLite (docs/reports.md "History database"):
 each run's fio JSON as it was written, its parameters, the environment it
 ran in, and md-workbench's figures per phase, repeat and operation, exactly
-as mdfio-report computes them (mdfio.figures). record() is the library call
+as mdfio-report computes them (mdfio.figures); the other workloads' runs
+(mdfio.workloads) in the same tables (record_workload). record() is the library call
 (mdfio-report --record wraps it); mdfio-compare (mdfio.compare) reads it.
 
 The schema is versioned (SCHEMA_VERSION, in the table meta): a database of
@@ -22,6 +23,7 @@ from typing import Any
 from . import VERSION
 from .fiojson import read_documents, read_input
 from .figures import LATENCY, OPS, Run
+from .workloads import WorkloadRun
 
 # raised by one with every change of a table or the view; a database says
 # which version it holds in meta, and one of another version is refused
@@ -359,6 +361,29 @@ def op_rate(count: int, t: float | None) -> float | None:
     return count / t if t is not None else None
 
 
+def _insert_run(db: sqlite3.Connection, outputs: Sequence[tuple[str, str]], env: Environment,
+                config: dict[str, Any], params: dict[str, Any], label: str | None, config_name: str | None,
+                recorded_at: datetime.datetime | None, *, end: int, runtime: int | None, fio_version: str,
+                ranks: int, hosts: Sequence[str]) -> int:
+    """The rows of runs, fio_outputs and environment of a run, in db's
+    open transaction; the run's id."""
+    when = (recorded_at or datetime.datetime.now(datetime.timezone.utc)).isoformat(timespec="seconds")
+    cur = db.execute("INSERT INTO runs (recorded_at, run_end, runtime_s, label, config_name, config_key, "
+                     "config, outputs_sha256, mdfio_version, fio_version, params) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (when, end, runtime, label, config_name, config_key(config),
+                      json.dumps(config, sort_keys=True), outputs_digest(outputs), VERSION, fio_version,
+                      json.dumps(params, sort_keys=True)))
+    run_id = cur.lastrowid
+    db.executemany("INSERT INTO fio_outputs (run_id, position, name, text) VALUES (?, ?, ?, ?)",
+                   [(run_id, i, name, text) for i, (name, text) in enumerate(outputs)])
+    env_cols = [f.name for f in fields(Environment)]
+    db.execute(f"INSERT INTO environment (run_id, {', '.join(env_cols)}, ranks, hosts) "
+               f"VALUES ({', '.join('?' * (len(env_cols) + 3))})",
+               (run_id, *asdict(env).values(), ranks, json.dumps(list(hosts))))
+    return run_id
+
+
 def record(db: sqlite3.Connection, run: Run, outputs: Sequence[tuple[str, str]], label: str | None = None,
            config_name: str | None = None, environment: Environment | None = None,
            mkfs_options: str | None = None, recorded_at: datetime.datetime | None = None) -> int:
@@ -375,23 +400,11 @@ def record(db: sqlite3.Connection, run: Run, outputs: Sequence[tuple[str, str]],
     params = run.params()
     env = environment or capture_environment(str(params["root"]), mkfs_options)
     config = configuration(run, env.fs_type, config_name)
-    when = (recorded_at or datetime.datetime.now(datetime.timezone.utc)).isoformat(timespec="seconds")
-    fio_version = run.version.split("/", 1)[1]
     all_params = {"md-workbench": params, "args": run.md_workbench_args(), "fio_options": run.first.opts}
     with db:
-        cur = db.execute("INSERT INTO runs (recorded_at, run_end, runtime_s, label, config_name, config_key, "
-                         "config, outputs_sha256, mdfio_version, fio_version, params) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         (when, run.end, run.runtime, label, config_name, config_key(config),
-                          json.dumps(config, sort_keys=True), outputs_digest(outputs), VERSION, fio_version,
-                          json.dumps(all_params, sort_keys=True)))
-        run_id = cur.lastrowid
-        db.executemany("INSERT INTO fio_outputs (run_id, position, name, text) VALUES (?, ?, ?, ?)",
-                       [(run_id, i, name, text) for i, (name, text) in enumerate(outputs)])
-        env_cols = [f.name for f in fields(Environment)]
-        db.execute(f"INSERT INTO environment (run_id, {', '.join(env_cols)}, ranks, hosts) "
-                   f"VALUES ({', '.join('?' * (len(env_cols) + 3))})",
-                   (run_id, *asdict(env).values(), run.ranks, json.dumps(run.hosts)))
+        run_id = _insert_run(db, outputs, env, config, all_params, label, config_name, recorded_at,
+                             end=run.end, runtime=run.runtime, fio_version=run.version.split("/", 1)[1],
+                             ranks=run.ranks, hosts=run.hosts)
         for position, f in enumerate(run.phases):
             rec = f.record()
             db.execute(f"INSERT INTO phases (run_id, position, section, {', '.join(PHASE_FIELDS)}) "
@@ -421,3 +434,55 @@ def recorded_environment(db: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     env = dict(zip((d[0] for d in cur.description), row))
     env["hosts"] = json.loads(env["hosts"])
     return env
+
+
+def workload_configuration(run: WorkloadRun, fs_type: str, config_name: str | None) -> dict[str, Any]:
+    """What makes two runs of another workload comparable: the workload,
+    its engine, ranks and hosts, its sections' options but where it wrote
+    (workloads.NOT_COMPARED), the file system type and the configuration's
+    name. md-workbench's configurations have no "workload" key, so that
+    their keys are those recorded before the other workloads were."""
+    return {"workload": run.workload, **run.options, "ranks": run.ranks, "hosts": len(run.hosts) or 1,
+            "fs_type": fs_type, "config": config_name}
+
+
+def workload_of(db: sqlite3.Connection, run_id: int) -> str:
+    """The workload of a recorded run: its configuration's, md-workbench's
+    when it names none."""
+    row = db.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return json.loads(row[0]).get("workload", "md-workbench") if row else "md-workbench"
+
+
+def record_workload(db: sqlite3.Connection, run: WorkloadRun, outputs: Sequence[tuple[str, str]],
+                    label: str | None = None, config_name: str | None = None,
+                    environment: Environment | None = None, mkfs_options: str | None = None,
+                    recorded_at: datetime.datetime | None = None) -> int:
+    """record() for a run of another workload (mdfio.workloads): the same
+    runs, fio_outputs and environment rows, and its phases and operations
+    in phases and ops, the columns that are md-workbench's alone (waiting
+    factor, datasets, stonewall) 0 or NULL."""
+    if run.refused:
+        raise HistoryError(f"{run.name}: not recorded: {run.refused}")
+    earlier = recorded_as(db, outputs)
+    if earlier is not None:
+        raise HistoryError(f"{run.name}: not recorded: already recorded as run {earlier}")
+    env = environment or capture_environment(run.root, mkfs_options)
+    config = workload_configuration(run, env.fs_type, config_name)
+    with db:
+        run_id = _insert_run(db, outputs, env, config, {run.workload: run.options}, label, config_name,
+                             recorded_at, end=run.end, runtime=run.runtime, fio_version=run.fio_version,
+                             ranks=run.ranks, hosts=run.hosts)
+        for position, p in enumerate(run.phases):
+            # the operations fio timed one by one (an IOzone pass's records: its one row)
+            counted = [o for o in p.ops if o.latencies[0] is not None] or (p.ops if len(p.ops) == 1 else [])
+            objects = sum(o.count for o in counted)
+            op_max = max((o.latencies[-1] for o in counted if o.latencies[-1] is not None), default=0.0)
+            db.execute("INSERT INTO phases (run_id, position, phase, repeat, section, waiting_factor, ranks, "
+                       "t_max_s, objects, obj_per_s, op_max_s, errors, stonewall_iter) "
+                       "VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, 0)",
+                       (run_id, position, p.phase, p.repeat, p.section, p.ranks, p.t_s, objects,
+                        objects / p.t_s if p.t_s and objects else None, op_max, sum(o.errors for o in p.ops)))
+            db.executemany(f"INSERT INTO ops (run_id, position, op, rate, count, errors, {', '.join(LATENCY)}) "
+                           f"VALUES ({', '.join('?' * (len(LATENCY) + 6))})",
+                           [(run_id, position, o.op, o.rate, o.count, o.errors, *o.latencies) for o in p.ops])
+    return run_id

@@ -16,11 +16,14 @@ from pathlib import Path
 
 from .compare import METRICS, run_values, tests_of
 from .fiojson import BadInput
-from .history import HistoryError, open_db
+from .history import HistoryError, open_db, workload_of
 from .plot import COLORS, gnuplot, gp, output_dir, write
 from .plot_study import log_ticks
+from .workloads import RATE_UNIT
 
 OPS_ORDER = ("create", "stat", "read", "delete")
+# the line of another workload's operation: each is in a panel of its own
+OTHER_COLOR = "#33a02c"
 
 
 def configurations(db: sqlite3.Connection, config: str | None, label: str | None) -> list[tuple[str, str | None]]:
@@ -77,29 +80,35 @@ def plot_history(out: Path, db: sqlite3.Connection, key: str, name: str | None, 
     configuration, a panel per metric (rows) and operation (columns)."""
     runs, series = history_of(db, key, alpha, min_history)
     base = f"history-{safe(name) if name else key}"
-    metrics = [m for _, m, _ in METRICS]
+    rate_unit = RATE_UNIT[workload_of(db, runs[-1][0])]
     made = []
     for phase, factor in dict.fromkeys((p, f) for p, f, _, _ in series):
-        ops = [op for op in OPS_ORDER if any((phase, factor, op, m) in series for m in metrics)]
-        fig = f"{base}-{phase}" + (f"-t{factor:g}" if factor else "")
+        # md-workbench's operations in their order, another workload's as recorded
+        found = list(dict.fromkeys(op for p, f, op, _ in series if (p, f) == (phase, factor)))
+        ops = sorted(found, key=lambda op: OPS_ORDER.index(op) if op in OPS_ORDER else len(OPS_ORDER))
+        # an IOzone sweep has rates alone: no rows of empty latency panels
+        metrics = [m for _, m, _ in METRICS if any((phase, factor, op, m) in series for op in ops)]
+        fig = f"{base}-{safe(phase)}" + (f"-t{factor:g}" if factor else "")
         dat = out / f"{fig}.dat"
         blocks, body = [], []
         for metric in metrics:
             for op in ops:
                 rows = series.get((phase, factor, op, metric), [])
+                if not rows:
+                    # no block in the data file for it: gnuplot's index
+                    # counts the blocks that hold data
+                    body.append("set multiplot next")
+                    continue
                 lines = [f"# {op} {metric}", "# run_position run_id value band_low band_high verdict"]
                 lines += [f"{p} {r} {v:.9g} {'?' if lo is None else f'{lo:.9g}'} "
                           f"{'?' if hi is None else f'{hi:.9g}'} {verdict}" for p, r, v, lo, hi, verdict in rows]
                 blocks.append("\n".join(lines))
                 values = [row[2] for row in rows]
                 edges = [v for row in rows for v in row[3:5] if v is not None]
-                unit = "objects/s" if metric == "rate" else "latency (s)"
+                unit = rate_unit if metric == "rate" else "latency (s)"
                 # the key once, in the first panel: the others' are the same
                 body += [f"set title {gp(f'{op} {metric}')}", f"set ylabel {gp(unit)}",
                          "set key top left font ',9' samplen 1" if len(blocks) == 1 else "unset key"]
-                if not values:
-                    body.append("set multiplot next")
-                    continue
                 # the bands as far as a decade beyond the values: a short
                 # history's wide band would flatten the runs into a line
                 low = max(min(values + edges), min(values) / 10) / 1.3
@@ -110,8 +119,8 @@ def plot_history(out: Path, db: sqlite3.Connection, key: str, name: str | None, 
                          "set format y '%g'" if metric == "rate" else "set format y '%.1e'",
                          f"plot {gp(dat)} index {index} using 1:(($4+$5)/2):($1-0.4):($1+0.4):4:5 with boxxyerror "
                          "fs solid 0.25 noborder lc rgb '#4a6fa5' title 'band', "
-                         f"'' index {index} using 1:3 with linespoints pt 7 ps 0.7 lw 1.5 lc rgb '{COLORS[op]}' "
-                         "title 'run', "
+                         f"'' index {index} using 1:3 with linespoints pt 7 ps 0.7 lw 1.5 "
+                         f"lc rgb '{COLORS.get(op, OTHER_COLOR)}' title 'run', "
                          f"'' index {index} using 1:(strcol(6) eq 'slower' ? $3 : NaN) with points pt 7 ps 2.2 "
                          "lc rgb '#e31a1c' title 'slower', "
                          f"'' index {index} using 1:3:(strcol(6) eq 'slower' ? sprintf('run %d', $2) : '') "

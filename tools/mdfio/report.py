@@ -42,6 +42,7 @@ that ran outside the loaded benchmark), 2 when the input cannot be used
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import datetime
 import io
@@ -63,7 +64,9 @@ from .mdtest import render as render_mdtest
 from .tree import TreeRun, is_tree_run
 from .tree import render as render_tree
 from .tree import render_json as render_tree_json
-from .history import HistoryError, not_recordable, open_db, read_outputs, record, recorded_as, recorded_environment
+from .history import (HistoryError, not_recordable, open_db, read_outputs, record, record_workload, recorded_as,
+                      recorded_environment)
+from .workloads import WorkloadRun, workload_run
 
 
 def local_time(epoch: float) -> str:
@@ -509,6 +512,65 @@ def report_postmark(phases: list) -> int:
     return 1 if errors else 0
 
 
+def report_workload(docs: Sequence[tuple[dict[str, Any], str]], args: argparse.Namespace) -> int | None:
+    """Prints the report of a run of another workload than md-workbench
+    (an IOzone sweep, PostMark, the tree study, mdtest); its exit status,
+    None for md-workbench's run."""
+    if iozone_sweep(docs):
+        # the kept JSON of mdfio-iozone (docs/iozone.md)
+        from .iozone import report_sweep
+        print("\n".join(report_sweep(docs, args.format)))
+        return 0
+    phases = [ph for doc, name in docs for ph in postmark_phases(doc, name)]
+    if phases:
+        if args.format != "md-workbench":
+            raise BadInput(f"--format {args.format}: a run of mdfio-postmark has PostMark's report only "
+                           "(no --format, --json or --csv)")
+        return report_postmark(phases)
+    if is_tree_run(docs):
+        return report_tree(docs, args)
+    if is_mdtest(docs):
+        # mdfio-mdtest's run: mdtest's own report (mdtest.py)
+        if args.format != "md-workbench" or args.follow or args.html:
+            raise BadInput(f"{docs[0][1]}: an mdfio-mdtest run: its report is mdtest's table alone "
+                           "(no --format, --json, --csv, --follow or --html)")
+        print("\n".join(render_mdtest(mdtest_phases(list(docs)))))
+        return 0
+    return None
+
+
+def record_workload_run(run: WorkloadRun, docs: Sequence[tuple[dict[str, Any], str]],
+                        outputs: Sequence[tuple[str, str]], db: sqlite3.Connection, args: argparse.Namespace) -> int:
+    """--record of another workload's run: its report (refused options
+    refused before anything is recorded), the run recorded, then the report
+    printed; its exit status."""
+    try:
+        if args.html is not None:
+            raise BadInput(f"--html: a run of {run.workload} has no page (md-workbench's runs have one)")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            rc = report_workload(docs, args)
+        why = run.refused
+        earlier = recorded_as(db, outputs)
+        if why is None and earlier is not None:
+            why = f"already recorded as run {earlier}"
+        recorded = None if why else record_workload(db, run, outputs, label=args.label, config_name=args.config)
+    except BadInput as e:
+        print(error_line("mdfio-report", e), file=sys.stderr)
+        return 2
+    except (HistoryError, sqlite3.Error) as e:
+        print(f"mdfio-report: --record {args.record}: {e}", file=sys.stderr)
+        return 2
+    finally:
+        db.close()
+    sys.stdout.write(printed.getvalue())
+    if recorded is not None:
+        print(f"mdfio-report: recorded run {recorded} in {args.record}", file=sys.stderr)
+    else:
+        print(f"mdfio-report: --record {args.record}: {run.name}: not recorded: {why}", file=sys.stderr)
+    return rc or 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = ArgumentParser(prog="mdfio-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", default=["-"], metavar="FILE",
@@ -581,35 +643,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             outputs = read_outputs(files)
             # read as history.run_of reads them
             docs = [(read_documents(text, name)[-1], name) for name, text in outputs]
-            # a sweep holds no mdfio job at all: recognised before any mdfio reading
-            if iozone_sweep(docs):
-                raise BadInput(f"--record {args.record}: an IOzone sweep (mdfio-iozone) is not an md-workbench run: "
-                               "the history keeps those")
-            if is_tree_run(docs):
-                raise BadInput(f"{files[0]}: a run of mdfio-tree: --record keeps md-workbench's runs only")
+            workload = workload_run(docs)
+            if workload is not None:
+                return record_workload_run(workload, docs, outputs, db, args)
             run = None if under_data_load(docs) else Run(docs)
         else:
             docs = [load(p) for p in files]
-            if iozone_sweep(docs):
-                # the kept JSON of mdfio-iozone (docs/iozone.md)
-                from .iozone import report_sweep
-                print("\n".join(report_sweep(docs, args.format)))
-                return 0
-            phases = [ph for doc, name in docs for ph in postmark_phases(doc, name)]
-            if phases:
-                if args.format != "md-workbench":
-                    raise BadInput(f"--format {args.format}: a run of mdfio-postmark has PostMark's report only "
-                                   "(no --format, --json or --csv)")
-                return report_postmark(phases)
-            if is_tree_run(docs):
-                return report_tree(docs, args)
-            if is_mdtest(docs):
-                # mdfio-mdtest's run: mdtest's own report (mdtest.py)
-                if args.format != "md-workbench" or args.follow or db is not None or args.html:
-                    raise BadInput(f"{files[0]}: an mdfio-mdtest run: its report is mdtest's table alone "
-                                   "(no --format, --json, --csv, --follow, --record or --html)")
-                print("\n".join(render_mdtest(mdtest_phases(docs))))
-                return 0
+            rc = report_workload(docs, args)
+            if rc is not None:
+                return rc
             run = None if under_data_load(docs) else Run(docs)
         if under_data_load(docs):
             if db is not None:
