@@ -29,6 +29,7 @@ from .plot import plot_run
 from .plot_study import plot_study, study_runs
 from .report import mark_line
 from .study import PARAMETERS, Point, Study, config_name
+from .workloads import RATE_UNIT
 
 PHASES = ("precreate", "benchmark", "cleanup")
 
@@ -237,6 +238,8 @@ def spread(values: Sequence[float]) -> tuple[Any, ...]:
 
 def dimensions(study: Study) -> list[str]:
     """The parameters that take more than one value (P too when fixed_count sets it)."""
+    if study.workload != "md-workbench":
+        return [k for k, v in study.parameters.items() if len(v) > 1]
     dims = [k for k in PARAMETERS if len(study.parameters[k]) > 1]
     if study.fixed_count and "P" not in dims and len({p.values["P"] for p in study.points()}) > 1:
         dims.insert(list(PARAMETERS).index("P"), "P")
@@ -263,6 +266,36 @@ def phase_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[in
                  f"{phase}: objects/s per point ({what})")
 
 
+def op_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], phase: str, op: str,
+             unit: str) -> str:
+    """Another workload's rate of op in phase per point: over every run
+    of the point and every repeat (mdtest's iterations) of each."""
+    dims = dimensions(study)
+    rows = []
+    for p in study.points():
+        ids = runs[p.name]
+        values = [v for (v,) in db.execute(
+            f"SELECT o.rate FROM ops o JOIN phases ph ON ph.run_id = o.run_id AND ph.position = o.position "
+            f"WHERE ph.phase = ? AND o.op = ? AND o.rate IS NOT NULL AND o.run_id IN ({', '.join('?' * len(ids))}) "
+            f"ORDER BY o.run_id, o.position", (phase, op, *ids))] if ids else []
+        rows.append([*point_cells(p, dims), len(ids), *spread(values)])
+    return table(["file system", *dims, "runs", "n", f"mean {unit}", "sd", "sd % of mean", "min", "max"], rows,
+                 f"{phase}: {op} {unit} per point")
+
+
+def workload_tables(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]]) -> str:
+    """A table per phase and operation the history keeps of the study's
+    workload (docs/reports.md "Other workloads in the history"), in the
+    order recorded."""
+    ids = [r for rs in runs.values() for r in rs]
+    if not ids:
+        return "<p>No run recorded.</p>"
+    pairs_ = db.execute(f"SELECT ph.phase, o.op FROM ops o JOIN phases ph ON ph.run_id = o.run_id AND "
+                        f"ph.position = o.position WHERE o.run_id IN ({', '.join('?' * len(ids))}) "
+                        f"GROUP BY ph.phase, o.op ORDER BY min(o.run_id * 100000 + o.position), o.op", ids).fetchall()
+    return "".join(op_table(db, study, runs, ph, op, RATE_UNIT[study.workload]) for ph, op in pairs_)
+
+
 def study_environment(db: sqlite3.Connection, ids: Sequence[int]) -> str:
     """The distinct environments of the study's runs, with how many runs
     each (the mount point and directory, new for every run, left out)."""
@@ -287,6 +320,9 @@ def study_figures(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[
     ids = {r for rs in runs.values() for r in rs}
     if not ids:
         return "<p>No figure: no run recorded.</p>"
+    if study.workload != "md-workbench":
+        return note(f"No figure here: mdfio-plot --study draws md-workbench's studies; "
+                    f"mdfio-plot --history DB --label {label} draws each point's runs of {study.workload}.")
     with tempfile.TemporaryDirectory(prefix="mdfio-html-") as scratch:
         try:
             mine = [r for r in study_runs(db, label) if r.run_id in ids]
@@ -305,7 +341,7 @@ def study_markup(study: Study, text: str) -> str:
     fs = [(f.name, f.kind, f.size, " ".join(f.mkfs_options), f.mount_options, f.device, f.direct_io)
           for f in study.filesystems]
     points = study.points()
-    return (pairs([("name", study.name), ("file", study.path), ("repeats (runs per point)", study.repeats),
+    return (pairs([("name", study.name), ("workload", study.workload), ("file", study.path), ("repeats (runs per point)", study.repeats),
                    ("points", len(points)), ("runs", len(points) * study.repeats),
                    ("memory_cgroup", study.memory_cgroup)], "the study")
             + (pairs(lists, "dimensions") if lists else note("No dimension: the study has one point."))
@@ -325,9 +361,11 @@ def study_page(db: sqlite3.Connection, study: Study, text: str, label: str) -> s
                             f"“{label}” than the study's repeats (not run yet, failed, or another label):", short))
     ids = [r for rs in runs.values() for r in rs]
     run_rows = [(name, len(rs), " ".join(map(str, rs))) for name, rs in runs.items()]
+    results = ("".join(phase_table(db, study, runs, ph) for ph in PHASES) if study.workload == "md-workbench"
+               else workload_tables(db, study, runs))
     sections = [("study", "Parameters and dimensions", study_markup(study, text)),
-                ("results", "Objects/s per phase and point",
-                 "".join(phase_table(db, study, runs, ph) for ph in PHASES)
+                ("results", "Objects/s per phase and point" if study.workload == "md-workbench"
+                 else "Rates per phase, operation and point", results
                  + table(("point", "runs", "run ids in the database"), run_rows, "the runs of each point")),
                 ("environment", "Environment of its runs", study_environment(db, ids)),
                 ("figures", "Figures", study_figures(db, study, runs, label))]

@@ -184,12 +184,12 @@ def under_load(global_text: str, repeats: int, load: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-def shipped_jobfile() -> Path | None:
-    """The jobfile this package came with: the source tree's, or the
+def shipped_jobfile(name: str = "md-workbench.fio") -> Path | None:
+    """The jobfile name this package came with: the source tree's, or the
     installed one."""
     here = Path(__file__).resolve().parent
-    for p in (here.parent.parent / "jobfiles" / "md-workbench.fio",
-              here.parents[3] / "share" / "mdfio" / "md-workbench.fio" if len(here.parents) > 3 else None):
+    for p in (here.parent.parent / "jobfiles" / name,
+              here.parents[3] / "share" / "mdfio" / name if len(here.parents) > 3 else None):
         if p is not None and p.is_file():
             return p
     return None

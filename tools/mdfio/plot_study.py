@@ -81,6 +81,10 @@ def study_runs(db: sqlite3.Connection, label: str | None) -> list[StudyRun]:
     studies = sorted({name.split("/", 1)[0] for _, name, _ in rows})
     if len(studies) > 1:
         raise BadInput(f"runs of {len(studies)} studies{scope} ({', '.join(studies)}): choose one with --label")
+    others = sorted({json.loads(c).get("workload") for _, _, c in rows} - {None})
+    if others:
+        raise BadInput(f"runs of a study of {', '.join(others)}{scope}: --study draws md-workbench's studies; "
+                       "--history DB --label L draws each point's runs")
     rates: dict[int, dict[str, list[tuple[int, float | None]]]] = {}
     for run_id, phase, repeat, rate in db.execute(
             "SELECT run_id, phase, repeat, obj_per_s FROM phases WHERE run_id IN (SELECT r.id FROM runs r WHERE "

@@ -1,7 +1,8 @@
-"""A study: a matrix of md-workbench runs described in one TOML file
-(docs/studies.md), expanded into points and run one fresh file system per
-point and repeat, each fio run's JSON kept and recorded in the history
-database (mdfio.history).
+"""A study: a matrix of md-workbench runs (or of another workload's:
+[study] workload, WORKLOADS) described in one TOML file (docs/studies.md),
+expanded into points and run one fresh file system per point and repeat,
+each fio run's JSON kept and recorded in the history database
+(mdfio.history).
 
     mdfio-study run STUDY.toml --db DB [--out DIR] [--label TEXT] [--format-devices] [--engine-dir DIR]
     mdfio-study list STUDY.toml
@@ -36,8 +37,11 @@ from . import fio as fio_runs
 from .cgroups import MemCgroup
 from .cli import ArgumentParser
 from .filesystems import Filesystem, FilesystemError, mounted
-from .history import HistoryError, not_recordable, open_db, outputs_digest, read_outputs, record, run_of
+from .fiojson import BadInput, read_documents
+from .history import (HistoryError, not_recordable, open_db, outputs_digest, read_outputs, record, record_workload,
+                      run_of)
 from .jobfile import global_section, shipped_jobfile, with_repeats
+from .workloads import workload_run
 
 # [parameters]: name -> (md-workbench's default, the MDW_* variable of the
 # shipped jobfile, or None for what goes into the jobfile itself, the
@@ -59,7 +63,15 @@ PARAMETERS: dict[str, tuple[Any, str | None, int]] = {
 # how each parameter shows in a point's name
 SHORT = {"engine": "", "iodepth": "qd", "ranks": "n", "D": "D", "P": "P", "I": "I", "S": "S", "R": "R",
          "offset": "O", "lim_free_mem": "m", "lim_free_mem_phase": "M", "drop_caches": "dc"}
-STUDY_KEYS = ("name", "label", "repeats", "workdir", "memory_cgroup")
+STUDY_KEYS = ("name", "label", "repeats", "workdir", "memory_cgroup", "workload")
+# the other workloads a study runs (docs/studies.md "Other workloads"): the
+# shipped jobfile, its engine and the variable of its directory; its
+# [parameters] are the jobfile's other variables
+WORKLOADS = {"postmark": ("postmark.fio", "postmark", "PM_ROOT"),
+             "mdtest": ("mdtest.fio", "mdtest", "MDT_ROOT"),
+             "tree": ("tree-study.fio", "tree", "TREE_ROOT")}
+# a variable of a jobfile: ${NAME}
+JOBFILE_VARIABLE = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 FS_KEYS = ("kind", "name", "size", "mkfs_options", "mount_options", "device", "direct_io")
 FS_KINDS = ("tmpfs", "ext4", "xfs", "btrfs")
 # what a file system is made with when its entry gives no size
@@ -95,13 +107,19 @@ class Point:
     parameter (P computed from fixed_count where it is given)."""
     filesystem: FilesystemSpec
     values: dict[str, Any] = field(hash=False)
+    workload: str = "md-workbench"
 
     @property
     def name(self) -> str:
         """Stable: the file system's name and every value, in PARAMETERS'
         order, so that a point keeps its name (and its results) when other
-        dimensions change."""
+        dimensions change; another workload's: its variables as named, in
+        the file's order, each value's characters that a file name may not
+        hold as '_'."""
         parts = [self.filesystem.name]
+        if self.workload != "md-workbench":
+            parts += [f"{key}{re.sub(r'[^A-Za-z0-9._+-]', '_', str(v))}" for key, v in self.values.items()]
+            return "-".join(parts)
         for key in PARAMETERS:
             v = self.values[key]
             parts.append(f"{SHORT[key]}{int(v) if isinstance(v, bool) else v}")
@@ -121,11 +139,12 @@ class Study:
     # name -> the values of that dimension (one value: not a dimension)
     parameters: dict[str, list[Any]]
     fixed_count: list[int] | None
+    workload: str = "md-workbench"
 
     def points(self) -> list[Point]:
         """Every point: the file systems outermost, then the parameters in
         PARAMETERS' order, each list's values in the file's order."""
-        keys = list(PARAMETERS)
+        keys = list(PARAMETERS) if self.workload == "md-workbench" else list(self.parameters)
         dims = [self.parameters[k] for k in keys]
         counts: list[int | None] = list(self.fixed_count) if self.fixed_count else [None]
         out = []
@@ -139,7 +158,7 @@ class Study:
                         raise StudyError(f"{self.path}: [parameters] fixed_count = {count} with ranks = "
                                          f"{values['ranks']} gives P = 0 objects per dataset: raise "
                                          f"fixed_count or lower ranks")
-                out.append(Point(fs, values))
+                out.append(Point(fs, values, self.workload))
         # a fixed count may give two combinations the same P
         seen: dict[str, Point] = {}
         for p in out:
@@ -278,9 +297,20 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Study:
     if not isinstance(cgroup, bool):
         _fail(path, "[study] memory_cgroup", f"expected true or false, not {cgroup!r}")
 
+    workload = st.get("workload", "md-workbench")
+    if workload != "md-workbench" and workload not in WORKLOADS:
+        _fail(path, "[study] workload", f"expected one of md-workbench, {', '.join(WORKLOADS)}, not {workload!r}")
     params = doc.get("parameters", {})
+    if workload != "md-workbench":
+        values = _workload_parameters(path, workload, params)
+        entries_ = _filesystems(path, doc)
+        study = Study(path, name, label, repeats, workdir, cgroup, entries_, values, None, workload)
+        if cgroup:
+            _fail(path, "[study] memory_cgroup", "md-workbench's (its lim_free_mem): not with another workload")
+        study.points()
+        return study
     _unknown(path, "[parameters]", params, (*PARAMETERS, "fixed_count"))
-    values: dict[str, list[Any]] = {}
+    values = {}
     for key, (default, _, least) in PARAMETERS.items():
         check = _engine_check if key == "engine" else _bool_check if key == "drop_caches" else _int_check(least)
         values[key] = _values(path, f"[parameters] {key}", params.get(key, default), check)
@@ -290,6 +320,13 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Study:
             _fail(path, "[parameters] fixed_count", "not with P (fixed_count sets P = fixed_count // ranks)")
         fixed = _values(path, "[parameters] fixed_count", params["fixed_count"], _int_check(1))
 
+    filesystems = _filesystems(path, doc)
+    study = Study(path, name, label, repeats, workdir, cgroup, filesystems, values, fixed)
+    study.points()      # a fixed count that gives P = 0 is refused now
+    return study
+
+
+def _filesystems(path: Path, doc: dict[str, Any]) -> list[FilesystemSpec]:
     entries = doc.get("filesystem")
     if entries is None:
         _fail(path, "[[filesystem]]", "missing: at least one file system to run on")
@@ -304,9 +341,34 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Study:
     for d in devices:
         if devices.count(d) > 1:
             _fail(path, "[[filesystem]] device", f"{d} is named twice")
-    study = Study(path, name, label, repeats, workdir, cgroup, filesystems, values, fixed)
-    study.points()      # a fixed count that gives P = 0 is refused now
-    return study
+    return filesystems
+
+
+def workload_variables(workload: str) -> list[str]:
+    """The variables of another workload's shipped jobfile that a study
+    may set, in the file's order (its directory's is the point's own);
+    StudyError when the jobfile is not there."""
+    name, _, root = WORKLOADS[workload]
+    shipped = shipped_jobfile(name)
+    if shipped is None:
+        raise StudyError(f"no shipped {name} beside this tool (share/mdfio, or the source tree's jobfiles/)")
+    # the options' variables, not those its comments name
+    found = [v for line in shipped.read_text().splitlines() if not line.lstrip().startswith((";", "#"))
+             for v in JOBFILE_VARIABLE.findall(line)]
+    return [v for v in dict.fromkeys(found) if v != root]
+
+
+def _variable_check(v: Any) -> str | None:
+    ok = (_is_int(v) and v >= 0) or (isinstance(v, str) and v and "\n" not in v)
+    return None if ok else "an integer of at least 0 or a non-empty string"
+
+
+def _workload_parameters(path: Path, workload: str, params: dict[str, Any]) -> dict[str, list[Any]]:
+    """[parameters] of another workload: its jobfile's variables, each a
+    value or a list of them (a dimension); a variable not given takes the
+    jobfile's default, and is no part of the points' names."""
+    _unknown(path, "[parameters]", params, workload_variables(workload))
+    return {key: _values(path, f"[parameters] {key}", raw, _variable_check) for key, raw in params.items()}
 
 
 def parse(path: str | os.PathLike[str]) -> Study:
@@ -471,15 +533,21 @@ class Runner:
     def check(self) -> None:
         """What must hold before anything runs: the jobfile and the engines
         exist, and each named device may be formatted."""
-        if shipped_jobfile() is None:
+        if self.study.workload != "md-workbench":
+            workload_variables(self.study.workload)
+            path = fio_runs.engine_path(self.engine_dir, WORKLOADS[self.study.workload][1])
+            if not path.is_file():
+                raise StudyError(f"{self.study.path}: [study] workload {self.study.workload}: no {path} "
+                                 f"(--engine-dir names the directory of the built engines)")
+        elif shipped_jobfile() is None:
             raise StudyError("no shipped md-workbench.fio beside this tool (share/mdfio, or the source tree's "
                              "jobfiles/)")
-        for engine in self.study.parameters["engine"]:
+        for engine in self.study.parameters.get("engine", []) if self.study.workload == "md-workbench" else []:
             path = fio_runs.engine_path(self.engine_dir, engine)
             if not path.is_file():
                 raise StudyError(f"{self.study.path}: [parameters] engine {engine}: no {path} "
                                  f"(--engine-dir names the directory of the built engines)")
-        if self.study.memory_cgroup and any(p.values["lim_free_mem"] or p.values["lim_free_mem_phase"]
+        if self.study.memory_cgroup and self.study.workload == "md-workbench" and any(p.values["lim_free_mem"] or p.values["lim_free_mem_phase"]
                                             for p in self.study.points()):
             if not (MemCgroup.BASE / "memory.limit_in_bytes").exists():
                 raise StudyError(f"{self.study.path}: [study] memory_cgroup: no cgroup v1 memory controller at "
@@ -489,6 +557,12 @@ class Runner:
                 check_device(spec, self.format_devices)
 
     def jobfile(self, point: Point) -> str:
+        if point.workload != "md-workbench":
+            name, engine_name, _ = WORKLOADS[point.workload]
+            shipped = shipped_jobfile(name)
+            assert shipped is not None, "check() found it"
+            engine = fio_runs.engine_path(self.engine_dir, engine_name).resolve()
+            return re.sub(r"^ioengine=.*$", f"ioengine=external:{engine}", shipped.read_text(), flags=re.M)
         shipped = shipped_jobfile()
         assert shipped is not None, "check() found it"
         engine = fio_runs.engine_path(self.engine_dir, point.values["engine"]).resolve()
@@ -497,6 +571,15 @@ class Runner:
         return with_repeats(g, point.values["R"])
 
     def environment(self, point: Point, root: Path) -> dict[str, str]:
+        if point.workload != "md-workbench":
+            names = workload_variables(point.workload)
+            root_var = WORKLOADS[point.workload][2]
+            env = {k: v for k, v in os.environ.items() if k not in names and k != root_var}
+            env.update({k: str(v) for k, v in point.values.items()})
+            env[root_var] = str(root)
+            # what processes_under finds a killed study's fio by
+            env["MDW_ROOT"] = str(root)
+            return env
         env = {k: v for k, v in os.environ.items() if not k.startswith("MDW_")}
         for key, (_, var, _) in PARAMETERS.items():
             if var:
@@ -508,6 +591,8 @@ class Runner:
     def cgroup_limit(self, point: Point) -> int | None:
         """The memory cgroup's limit in bytes for point, None to run
         machine-wide (md-real-io's way, the default)."""
+        if point.workload != "md-workbench":
+            return None
         units = max(point.values["lim_free_mem"], point.values["lim_free_mem_phase"])
         if not self.study.memory_cgroup or not units:
             return None
@@ -543,6 +628,17 @@ class Runner:
                 last = next((line for line in reversed(result.stderr.splitlines()) if line.strip()), "")
                 return f"fio exited with {result.rc}: {last.strip()}"
             outputs = read_outputs([job.with_suffix(".json")])
+            mkfs = shlex.join(spec.mkfs_options) if spec.kind != "tmpfs" else None
+            if point.workload != "md-workbench":
+                other = workload_run([(read_documents(text, name)[-1], name) for name, text in outputs])
+                if other is None or other.workload != point.workload:
+                    return f"fio's JSON is not a run of {point.workload}"
+                if other.refused:
+                    return other.refused
+                record_workload(db, other, outputs, label=self.study.label, config_name=self.config_name(point),
+                                mkfs_options=mkfs)
+                job.with_suffix(".done").write_text(self.marker(point, repeat))
+                return None
             run = run_of(outputs)
             why = not_recordable(run)
             if why:
@@ -550,10 +646,10 @@ class Runner:
             # recorded while the file system is mounted: the environment
             # is captured from it
             record(db, run, outputs, label=self.study.label, config_name=self.config_name(point),
-                   mkfs_options=shlex.join(spec.mkfs_options) if spec.kind != "tmpfs" else None)
+                   mkfs_options=mkfs)
             job.with_suffix(".done").write_text(self.marker(point, repeat))
             return None
-        except (FilesystemError, HistoryError) as e:
+        except (FilesystemError, HistoryError, BadInput) as e:
             return str(e)
         except (OSError, ValueError, KeyError) as e:
             return f"{type(e).__name__}: {e}"
