@@ -1,7 +1,7 @@
 """The other workloads in the history database (mdfio.workloads): a real run
 of mdfio-postmark, mdfio-mdtest, mdfio-tree and an mdfio-iozone sweep, each
-on a tmpfs of its own, recorded by mdfio-report --record; the rows checked
-against fio's JSON by hand; a slower run of each flagged by mdfio-compare
+on a tmpfs of its own, and of mdfio-mdtest over two fio servers, recorded by
+mdfio-report --record; the rows checked against fio's JSON by hand; a slower run of each flagged by mdfio-compare
 with md-workbench's statistics; mdfio-plot --history drawing their figures."""
 import contextlib
 import json
@@ -13,7 +13,10 @@ import sys
 
 import pytest
 
-from conftest import SOURCE_ROOT, engine_path, job, mounted_tmpfs, run_fio
+import mdfio.fio
+from conftest import SOURCE_ROOT, client_env, engine_path, fio_env, job, mounted_tmpfs, run_fio
+from mdfio.fiojson import load
+from mdfio.hosts import fio_servers, need_unshare
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 COMPARE = SOURCE_ROOT / "tools" / "mdfio-compare"
@@ -72,7 +75,7 @@ def _runs(tmp_path_factory, found, mounts):
         if True:
             if workload == "iozone":
                 out = base / "sweep"
-                proc = tool(IOZONE, "-n", "64", "-g", "128", "-y", "4", "-q", "8", "-i", "0", "-i", "1",
+                proc = tool(IOZONE, "-n", "64", "-g", "128", "-y", "4", "-q", "8", "-i", "0",
                             "--no-drop-caches", "--directory", root, "--out", out, "--json")
                 assert proc.returncode == 0, proc.stderr
                 found[workload] = sorted(out.glob("*.json"))
@@ -161,18 +164,17 @@ def test_postmark_rows_are_its_json(runs, recorded):
     assert config["fs_type"] == "tmpfs"
 
 
-def test_mdtest_rows_are_its_summary(runs, recorded):
-    """Each phase and iteration's rate is mdtest's: the least items/time
-    over the ranks times the ranks; a tree's rank 0's over the longest."""
-    db, ids = recorded
-    doc = json.loads(runs["mdtest"][0].read_text())
-    got = rows(db, ids["mdtest"][0])
-    assert len(got) == 2 * len(MDTEST_PHASES)
-    for it in range(2):
+def check_mdtest_rows(jobs_of, got, iterations, ranks):
+    """Each phase and iteration's rate in got is mdtest's, by hand from
+    fio's jobs: the least items/time over the ranks times the ranks; a
+    tree's rank 0's over the longest."""
+    assert len(got) == iterations * len(MDTEST_PHASES)
+    for it in range(iterations):
         for phase in MDTEST_PHASES:
             slot = MDTEST_SLOT[phase]
-            jobs = {int(j["desc"].split("rank=")[1].split()[0]): j for j in doc["jobs"]
+            jobs = {int(j["desc"].split("rank=")[1].split()[0]): j for j in jobs_of
                     if j["jobname"] == f"{phase}-{it}"}
+            assert sorted(jobs) == list(range(ranks))
             times = {r: j[slot]["slat_ns"]["max"] / 1e9 for r, j in jobs.items() if j[slot]["slat_ns"]["N"]}
             if phase.startswith("tree"):
                 want = jobs[0][slot]["total_ios"] / max(times.values())
@@ -180,8 +182,15 @@ def test_mdtest_rows_are_its_summary(runs, recorded):
                 want = min(jobs[r][slot]["total_ios"] / t for r, t in times.items()) * len(jobs)
             (r,) = [r for k, r in got.items() if k[:2] == (phase, it)]
             assert r["rate"] == pytest.approx(want, rel=1e-12), (phase, it)
-            assert r["t_max_s"] == max(times.values()) and r["ranks"] == 2
+            assert r["t_max_s"] == max(times.values()) and r["ranks"] == ranks
             assert r["count"] == sum(j[slot]["clat_ns"]["N"] for j in jobs.values())
+
+
+def test_mdtest_rows_are_its_summary(runs, recorded):
+    db, ids = recorded
+    doc = json.loads(runs["mdtest"][0].read_text())
+    got = rows(db, ids["mdtest"][0])
+    check_mdtest_rows(doc["jobs"], got, 2, 2)
     assert got[("file_create", 1, "File creation")]["count"] == 24
     # mdfio-report's SUMMARY's mean of File creation is the mean of the two rates
     line = next(x for x in ids["mdtest"][1].stdout.splitlines() if x.strip().startswith("File creation"))
@@ -224,8 +233,8 @@ def test_iozone_rows_are_its_kb_per_s(runs, recorded):
             r = got[(f"{test} {file_kb}KB", 0, f"record {record_kb}KB")]
             assert r["rate"] == want and r["count"] == file_kb // record_kb and r["median_s"] is None
             seen += 1
-    # 64 KB in 4 and 8 KB records, 128 KB in 4 and 8: four passes each
-    assert seen == len(got) == 16
+    # 64 KB in 4 and 8 KB records, 128 KB in 4 and 8: a write and a rewrite each
+    assert seen == len(got) == 8
     assert config_of(db, ids["iozone"][0])["workload"] == "iozone"
 
 
@@ -294,3 +303,32 @@ def test_history_figures_are_drawn(recorded, tmp_path):
     dat = (tmp_path / "history-iozone-write_64KB.dat").read_text()
     # rates alone: one panel per record size, no latency rows
     assert dat.count("# record") == 2 and "median" not in dat
+
+
+def test_an_mdtest_run_over_two_hosts(tmp_path):
+    """mdfio-mdtest over two fio servers (each in its own UTS namespace,
+    on loopback), two ranks each: one client JSON recorded with its four
+    ranks and two hosts, mdtest's rates over all four."""
+    why = need_unshare()
+    if why:
+        pytest.skip(why)
+    with mounted_tmpfs(options="size=64m,mode=0755", prefix="mdfio-wlhist-hosts-") as root:
+        with fio_servers(2, tmp_path, env=fio_env()) as servers:
+            text = job([], root, engine="mdtest", numjobs=2, items="12", branching_factor="2", depth="1",
+                       hosts=",".join(s.name for s in servers))
+            text += "".join(f"\n[{phase}-0]\nphase={phase}\niteration=0\nstonewall\n" for phase in MDTEST_PHASES)
+            hosts = tmp_path / "hosts.list"
+            hosts.write_text("".join(f"ip:{s.address},{s.port}\n" for s in servers))
+            run = mdfio.fio.run(tmp_path / "job.fio", text, output_format="json+", args=[f"--client={hosts}"],
+                                env=client_env(), timeout=120)
+        assert run.rc == 0, run.stderr
+        db = tmp_path / "h.db"
+        proc = tool(REPORT, "--record", db, tmp_path / "job.json")
+    assert proc.returncode == 0, proc.stderr
+    # a client's output has the servers' lines before its JSON
+    doc, _ = load(tmp_path / "job.json")
+    check_mdtest_rows([j for j in doc["client_stats"] if j["jobname"] != "All clients"], rows(db, 1), 1, 4)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT ranks, hosts FROM environment").fetchone() == (4, '["host1", "host2"]')
+    con.close()
+    assert config_of(db, 1)["hosts"] == 2 and config_of(db, 1)["ranks"] == 4

@@ -97,7 +97,13 @@ def _header(docs: Sequence[tuple[dict[str, Any], str]]) -> tuple[str, int, int |
     seconds (None from a fio client) and the fio servers' host names."""
     heads = [document_header(doc, name) for doc, name in docs]
     elapsed = [j["elapsed"] for doc, _ in docs for j in _jobs(doc) if isinstance(j.get("elapsed"), int)]
-    hosts = [str(j["hostname"]) for doc, _ in docs for j in _jobs(doc) if "client_stats" in doc and "hostname" in j]
+    # the hosts the ranks name, as md-workbench's runs record them; else
+    # the fio servers a client reached
+    ranked = {(j.rank, j.host) for doc, name in docs if not iozone_sweep([(doc, name)])
+              for sec in mdfio_sections(doc, name) for j in sec.jobs if j.host}
+    hosts = [h for _, h in sorted(ranked)]
+    hosts = hosts or [str(j["hostname"]) for doc, _ in docs for j in _jobs(doc)
+                      if "client_stats" in doc and "hostname" in j]
     return heads[0][0], max(end for _, end in heads), max(elapsed, default=None), list(dict.fromkeys(hosts))
 
 
@@ -152,7 +158,6 @@ def mdtest_run(docs: Sequence[tuple[dict[str, Any], str]]) -> WorkloadRun:
     version, end, runtime, hosts = _header(docs)
     root, options = _options(docs)
     ranks = max((r.ranks for r in rows), default=1)
-    hosts = hosts or sorted({j.host for s in mdfio_sections(*docs[0]) for j in s.jobs if j.host})
     return WorkloadRun("mdtest", ", ".join(n for _, n in docs), version, end, runtime, ranks, hosts, root, options,
                        rows, f"the run reported {errors} errors" if errors else None)
 
