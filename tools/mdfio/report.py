@@ -30,7 +30,8 @@ alone, with ratios, and the data jobs under load beside alone (text or
 --json; docs/reports.md "Metadata under data load").
 With --record DB it also keeps the run in a history database
 (mdfio.history, docs/reports.md "History database"), unless the run did
-not complete or had errors.
+not complete or had errors; a run of PostMark, mdtest, the tree study or
+an IOzone sweep too, its own phases and operations (mdfio.workloads).
 With --html PAGE it also writes one self-contained HTML page of the run
 (mdfio.htmlpage): the report as printed, the parameters, the environment
 and mdfio-plot's figures, embedded.
