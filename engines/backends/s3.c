@@ -555,10 +555,17 @@ static int s3_open(struct thread_data *td, int root_fd, void **state, const char
 		return 1;
 	}
 	if (mdfio_option_value("run_id", o->core.run_id ? o->core.run_id : "", run_id, sizeof(run_id))) {
+		mdfio_s3_check_remove(c, line, sizeof(line));
 		mdfio_s3_client_free(c);
 		return 1;
 	}
 	if (mdfio_s3_claim(c, root_fd, o->core.phase, run_id, line, sizeof(line))) {
+		mdfio_error("%s", line);
+		mdfio_s3_check_remove(c, line, sizeof(line));
+		mdfio_s3_client_free(c);
+		return 1;
+	}
+	if (mdfio_s3_check_remove(c, line, sizeof(line))) {
 		mdfio_error("%s", line);
 		mdfio_s3_client_free(c);
 		return 1;

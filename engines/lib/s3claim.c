@@ -276,14 +276,34 @@ int mdfio_s3_check_if_none_match(struct mdfio_s3_client *c, char *msg, size_t le
 		snprintf(msg, len, "endpoint %s, bucket %s: cannot check If-None-Match: %s", c->endpoint, c->bucket,
 			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
 	}
+	c->check_url = url;
+	if (!msg[0])
+		return 0;
+	/* msg says why already */
+	mdfio_s3_check_remove(c, d, sizeof(d));
+	return 1;
+}
+
+int mdfio_s3_check_remove(struct mdfio_s3_client *c, char *msg, size_t len)
+{
+	long status = 0;
+	CURLcode rc = CURLE_OK;
+	size_t blen = 0;
+	char d[128];
+	int err;
+
+	msg[0] = 0;
+	if (!c->check_url)
+		return 0;
 	/* the key this check made, and no other */
-	err = mdfio_s3_store_req(c, url, MDFIO_S3_DELETE, c->hdr, NULL, &status, &rc, &blen);
-	if (err && !msg[0])
-		snprintf(msg, len, "endpoint %s, bucket %s: cannot delete the key %s%s that checked If-None-Match: %s",
-			 c->endpoint, c->bucket, c->prefix, key,
+	err = mdfio_s3_store_req(c, c->check_url, MDFIO_S3_DELETE, c->hdr, NULL, &status, &rc, &blen);
+	if (err)
+		snprintf(msg, len, "endpoint %s, bucket %s: cannot delete the key %s that checked If-None-Match: %s",
+			 c->endpoint, c->bucket, c->check_url + strlen(c->base) + 1,
 			 mdfio_s3_describe(d, sizeof(d), rc, status, c->errbody, blen));
-	free(url);
-	return msg[0] != 0;
+	free(c->check_url);
+	c->check_url = NULL;
+	return err != 0;
 }
 
 /* After a cleanup that emptied the namespace, or a precreate that was

@@ -21,9 +21,15 @@ int mdfio_s3_claim(struct mdfio_s3_client *c, int root_fd, unsigned int phase, c
 /* Whether the endpoint honours If-None-Match: *, on which every claim,
  * marker and object mdfio makes relies so as never to replace a key: a
  * key of the check's own, made under the prefix, PUT again with it must
- * be refused (412); then that key, and only it, is deleted. 0, or 1
- * with one line in msg. */
+ * be refused (412). 0, the key kept for mdfio_s3_check_remove, or 1 with
+ * one line in msg, the key deleted. */
 int mdfio_s3_check_if_none_match(struct mdfio_s3_client *c, char *msg, size_t len);
+
+/* Deletes the check's key, and only it, once the claim is made: until
+ * then it keeps the prefix non-empty, for a store over a file system
+ * (versitygw) removes a prefix's directory with its last key, under
+ * another rank's PUT that has just made it. 0, or 1 with one line in msg. */
+int mdfio_s3_check_remove(struct mdfio_s3_client *c, char *msg, size_t len);
 
 /* Whether a dataset of the namespace is left (any rank's, index below
  * c->datasets, its marker there): 1, 0, or minus an errno value with one

@@ -55,6 +55,7 @@ void mdfio_s3_client_free(struct mdfio_s3_client *c)
 	free(c->base);
 	free(c->where);
 	free(c->claim_url);
+	free(c->check_url);
 	free(c->claim);
 	if (c->global)
 		curl_global_cleanup();

@@ -54,6 +54,9 @@ struct mdfio_s3_client {
 	 * whether this job's phase may delete it once no dataset is left */
 	char *claim_url, *claim;
 	int claim_may_go;
+	/* the If-None-Match check's key, kept until the claim is made
+	 * (s3claim.h), or NULL */
+	char *check_url;
 	char errbody[MDFIO_S3_ERRBODY_MAX];
 	int global;	/* curl_global_init done */
 };
