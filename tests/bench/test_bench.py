@@ -52,7 +52,7 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     out = tmp_path / "results"
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--out", str(out)], capture_output=True,
-                          text=True, env=env, timeout=600)
+                          text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr
     docs = {}
     for section in SECTIONS:
