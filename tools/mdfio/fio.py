@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -75,7 +76,9 @@ def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: 
     JSON to job.json, stdout and stderr to job.stdout and job.stderr.
     prefix is a command prefix (time, strace, a cgroup); args go before the
     jobfile; watch(pid), if given, is called every 50 ms while fio runs;
-    past timeout seconds fio is killed and TimeoutError raised. A fio that
+    past timeout seconds fio is killed and TimeoutError raised, which names
+    job.hung, the state of fio's processes and threads just before (see
+    hang_states), and quotes its first lines. A fio that
     is stopped so (or by a signal to the caller) is killed with its job
     processes, which would otherwise run on in the namespace and keep its
     file system busy."""
@@ -97,7 +100,12 @@ def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: 
                 time.sleep(0.05)
             proc.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
         except subprocess.TimeoutExpired:
-            raise TimeoutError(f"fio ran longer than {timeout} s: {' '.join(cmd)}") from None
+            # where it hung, before the kill takes it away
+            states = job.with_suffix(".hung")
+            states.write_text(hang_states(proc.pid))
+            head = "\n".join(states.read_text().splitlines()[:HUNG_HEAD])
+            raise TimeoutError(f"fio ran longer than {timeout} s: {' '.join(cmd)}; the state of its "
+                               f"processes and threads is in {states}, which begins:\n{head}") from None
         finally:
             if proc.poll() is None:
                 kill_tree(proc.pid)
@@ -106,6 +114,75 @@ def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: 
     doc = read_documents(text, str(out))[-1] if "{" in text else None
     return FioRun(cmd, proc.returncode, job.with_suffix(".stdout").read_text(errors="replace"),
                   job.with_suffix(".stderr").read_text(errors="replace"), doc)
+
+
+# the lines of a hung fio's states that its TimeoutError quotes
+HUNG_HEAD = 40
+# how long gdb may take over all of fio's processes (run side by side): a
+# thread in an uninterruptible wait cannot stop for it, a loaded machine
+# makes it slow, and the caller is late already
+GDB_SECONDS = 20
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace").strip()
+    except OSError as e:
+        return f"({e.strerror})"
+
+
+def thread_states(pid: int) -> list[str]:
+    """One block per thread of process pid (io_uring's io-wq workers are
+    threads of it too): its name, state letter and wchan, then its kernel
+    stack where /proc lets this user read it."""
+    out = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("[0-9]*"), key=lambda t: int(t.name)):
+        stat = _read(task / "stat")
+        name, state = (stat.rsplit(")", 1)[0].split("(", 1)[-1], stat.rsplit(")", 1)[-1].split()[0]) \
+            if ")" in stat else ("?", "?")
+        out.append(f"  thread {task.name} ({name}) state {state} wchan {_read(task / 'wchan') or '0'}")
+        stack = _read(task / "stack")
+        out += [f"    {line}" for line in stack.splitlines()]
+    return out
+
+
+def gdb_backtraces(pids: Iterable[int], seconds: float) -> dict[int, list[str]]:
+    """gdb's backtrace of every thread of each of pids, all of them given
+    seconds together."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return {p: ["  (no gdb here: no user-space backtraces)"] for p in pids}
+    runs = {p: subprocess.Popen([gdb, "-p", str(p), "-batch", "-nx", "-iex", "set debuginfod enabled off",
+                                 "-ex", "thread apply all bt"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for p in pids}
+    deadline, out = time.monotonic() + seconds, {}
+    for p, gdb_run in runs.items():
+        try:
+            stdout, stderr = gdb_run.communicate(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            gdb_run.kill()
+            gdb_run.communicate()
+            out[p] = [f"  (gdb did not finish within {seconds:g} s)"]
+            continue
+        lines = [line for line in stdout.splitlines() if line.startswith(("Thread ", "#"))]
+        out[p] = [f"  {line}" for line in lines] or [f"  (gdb: {stderr.strip()[-300:]})"]
+    return out
+
+
+def hang_states(pid: int) -> str:
+    """What every process of fio pid's tree and each of its threads is
+    doing: first /proc's states of all of them, then gdb's backtraces,
+    bounded in time (GDB_SECONDS)."""
+    table = processes()
+    tree = sorted(descendants(pid, table))
+    lines = []
+    for p in tree:
+        name, state, parent = table.get(p, ("?", "?", 0))
+        lines.append(f"process {p} ({name}) state {state} parent {parent}")
+        lines += thread_states(p)
+    for p, bt in gdb_backtraces(tree, GDB_SECONDS).items():
+        lines += [f"gdb backtraces of process {p}:", *bt]
+    return "\n".join(lines) + "\n"
 
 
 def processes() -> dict[int, tuple[str, str, int]]:
