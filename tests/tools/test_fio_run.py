@@ -1,8 +1,9 @@
 """mdfio.fio.run on a fio that does not end: past its timeout fio is
 killed, and the TimeoutError names a file next to the job that holds what
 each of fio's processes and threads was doing (their states, wchan,
-kernel stacks where readable, gdb's backtraces where gdb is), and quotes
-its first lines: the next hang in CI says where it hung."""
+kernel stacks where readable, gdb's backtraces where gdb is) and the end
+of fio's stderr, and quotes its first lines: the next hang in CI says
+where it hung."""
 import re
 import shutil
 
@@ -44,6 +45,8 @@ def test_a_killed_fio_leaves_the_state_of_each_of_its_threads(tmp_path):
         for pid, *_ in procs:
             block = text.split(f"gdb backtraces of process {pid}:\n", 1)[1]
             assert re.match(r"  (Thread |#0 |\(gdb did not finish)", block), block
+    # then the end of fio's stderr (a barrier says there whom it waits for)
+    assert "\nfio's stderr ends:\n" in text, text
     # and the fio is gone, with its job (at most a zombie left to init)
     table = mdfio.fio.processes()
     assert all(table.get(int(pid), ("", "Z", 0))[1] == "Z" for pid, *_ in procs), text

@@ -78,7 +78,8 @@ def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: 
     jobfile; watch(pid), if given, is called every 50 ms while fio runs;
     past timeout seconds fio is killed and TimeoutError raised, which names
     job.hung, the state of fio's processes and threads just before (see
-    hang_states), and quotes its first lines. A fio that
+    hang_states) and the end of fio's stderr (a barrier's stalled lines),
+    and quotes its first lines. A fio that
     is stopped so (or by a signal to the caller) is killed with its job
     processes, which would otherwise run on in the namespace and keep its
     file system busy."""
@@ -102,7 +103,10 @@ def run(job: str | os.PathLike[str], text: str | None = None, *, output_format: 
         except subprocess.TimeoutExpired:
             # where it hung, before the kill takes it away
             states = job.with_suffix(".hung")
-            states.write_text(hang_states(proc.pid))
+            se.flush()
+            states.write_text(hang_states(proc.pid) + "fio's stderr ends:\n" +
+                              "".join(job.with_suffix(".stderr").read_text(errors="replace")
+                                      .splitlines(keepends=True)[-HUNG_HEAD:]))
             head = "\n".join(states.read_text().splitlines()[:HUNG_HEAD])
             raise TimeoutError(f"fio ran longer than {timeout} s: {' '.join(cmd)}; the state of its "
                                f"processes and threads is in {states}, which begins:\n{head}") from None
