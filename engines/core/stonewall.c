@@ -2,6 +2,7 @@
  * rank's steps, and the wear-out's exchange of steps that then evens them
  * out; and the end of a phase, which either of them can bring: its exact
  * time, after the wear-out's exchange. */
+#include <inttypes.h>
 #include <stdint.h>
 
 #include "fio_compat.h"
@@ -54,8 +55,18 @@ int __attribute__((noinline)) mdfio_stonewall_hold(struct thread_data *td, struc
 
 	/* fio, which still counts the phase's full size, asks for more: the
 	 * units in flight end the phase (or it has ended, or broken) */
-	if (td->done || k >= j->units)
+	if (td->done || k >= j->units) {
+		if (!td->done && !j->in_flight) {
+			/* none in flight, and yet the phase has not ended:
+			 * fio reaps only what is in flight, so it would ask
+			 * again for ever, with nothing left to change */
+			mdfio_error("rank %" PRIu32 " %s: all %" PRIu64 " units started, %" PRIu64 " ended and none in flight; the phase stops here",
+				    j->rank, mdfio_phase_name(j->phase), k, j->finished);
+			td_verror(td, EIO, "mdfio stonewall");
+			td->done = 1;
+		}
 		return 1;
+	}
 	if (!j->sw_timer_ns)
 		return 0;
 	if (!k || k % j->datasets)
