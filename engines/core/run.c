@@ -347,13 +347,19 @@ int mdfio_run_max_steps(struct mdfio_job *j, uint64_t steps, uint64_t *max)
 	 * one unclaimed here is gone, even beside live ranks of its fio:
 	 * waited for join_timeout, not for ever */
 	j->rankfile.block = 1;
+	/* and every rank comes here by the timer and the steps it has in
+	 * flight then, or having done all of them before: one still busy
+	 * join_timeout past the timer is stuck, and would hold the others
+	 * here for ever */
+	j->rankfile.arrive_by_us = (j->t0 + j->sw_timer_ns) / 1000u + (uint64_t)j->join_timeout * 1000000u;
 	err = mdfio_rankfile_barrier_max(&j->rankfile, phase, steps, max,
 					 j->join_timeout * 1000u, &barrier, NULL, NULL,
 					 msg, sizeof(msg));
 	j->rankfile.block = block;
+	j->rankfile.arrive_by_us = 0;
 	if (err)
-		return mdfio_error("%s: rank %" PRIu32 " (host %s): stonewall_wear_out: %s; the steps of the ranks cannot be evened out",
-				   j->root, j->rank, j->host, msg);
+		return mdfio_error("%s: rank %" PRIu32 " (host %s): stonewall_wear_out: %s (stonewall_timer=%" PRIu64 " s, then join_timeout=%u s for the steps in flight); the steps of the ranks cannot be evened out",
+				   j->root, j->rank, j->host, msg, j->sw_timer_ns / 1000000000u, j->join_timeout);
 	return 0;
 }
 

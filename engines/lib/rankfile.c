@@ -665,6 +665,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	rf->stopped = NULL;
 	rf->waiting = NULL;
 	rf->stalled = NULL;
+	rf->arrive_by_us = 0;
 	rf->waiter = reserved ? reserved->waiter : NULL;
 	rf->fence = reserved ? reserved->fence : NULL;
 	if (reserved) {
@@ -908,6 +909,48 @@ static uint32_t first_unclaimed(struct mdfio_rankfile *rf)
 			return first;
 	return rf->total;
 }
+/* Appends to msg the ranks that have not arrived at barrier b, as ranges
+ * (each with the phase it entered last), at most 8 of them. */
+static void name_absent(struct mdfio_rankfile *rf, uint64_t b, char *msg, size_t msglen)
+{
+	struct rank_rec *recs = calloc(rf->total ? rf->total : 1, sizeof(*recs));
+	uint32_t r, first = UINT32_MAX, n = 0;
+	size_t len;
+
+	if (!recs || read_ranks(rf, recs)) {
+		free(recs);
+		snprintf(msg + strlen(msg), msglen - strlen(msg), "(%s unreadable)", MDFIO_RANKFILE_NAME);
+		return;
+	}
+	for (r = 0; r <= rf->total; r++) {
+		int absent = r < rf->total && r != rf->rank && recs[r].arrived < b &&
+			     (first == UINT32_MAX || !strcmp(recs[r].phase, recs[first].phase));
+
+		if (absent && first == UINT32_MAX)
+			first = r;
+		if (absent || first == UINT32_MAX)
+			continue;
+		len = strlen(msg);
+		if (n++ < 8) {
+			if (r - 1 > first)
+				snprintf(msg + len, msglen - len, "%s%" PRIu32 "-%" PRIu32 " (busy since it entered %s)",
+					 n > 1 ? ", " : "", first, r - 1, recs[first].phase);
+			else
+				snprintf(msg + len, msglen - len, "%s%" PRIu32 " (busy since it entered %s)",
+					 n > 1 ? ", " : "", first, recs[first].phase);
+		}
+		/* r may start the next range */
+		first = UINT32_MAX;
+		if (r < rf->total && r != rf->rank && recs[r].arrived < b)
+			first = r;
+	}
+	free(recs);
+	if (n > 8) {
+		len = strlen(msg);
+		snprintf(msg + len, msglen - len, ", ...");
+	}
+}
+
 /* Appends the ranks of unclaimed blocks to msg, as ranges. */
 static void name_missing(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 {
@@ -1066,7 +1109,7 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 	uint64_t say_us = timeout_us > 1000000 ? timeout_us : 1000000;
 	unsigned int sleep_us = POLL_FIRST_US;
 	char why[FAILURE_LEN], stop_why[FAILURE_LEN];
-	int err, got = 0, polling = 0, header_read = 0, last = 0;
+	int err, got = 0, polling = 0, header_read = 0, last = 0, late = 0;
 
 	err = lock(rf->fd, F_WRLCK, 0, REC, 1);
 	if (err)
@@ -1187,6 +1230,10 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 					next_probe = lonely_since + timeout_us + 1000;
 				}
 			}
+			/* past the time by which all must have come, a
+			 * claimed rank that has not is stuck */
+			late = rf->arrive_by_us && now >= rf->arrive_by_us && (!w || polling);
+			timed_out |= late;
 			if (!timed_out) {
 				if ((!w || polling) && now >= next_say) {
 					say_stalled(rf, b, phase, now - start);
@@ -1200,6 +1247,8 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 						until = next_poll;
 					if (next_probe < until)
 						until = next_probe;
+					if (rf->arrive_by_us && rf->arrive_by_us < until)
+						until = rf->arrive_by_us;
 				}
 				if (until > now) {
 					struct timespec ts = { .tv_sec = (time_t)((until - now) / 1000000),
@@ -1243,6 +1292,14 @@ int mdfio_rankfile_barrier_max(struct mdfio_rankfile *rf, const char *phase,
 		}
 		if (stopped) {
 			snprintf(why, sizeof(why), "%s", stop_why);
+			fail_barrier(rf, &h, b, why);
+			break;
+		}
+		if (late) {
+			snprintf(why, sizeof(why), "ranks ");
+			name_absent(rf, b, why, sizeof(why));
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 " of %" PRIu32 " have not arrived by the time all must have", rf->total);
 			fail_barrier(rf, &h, b, why);
 			break;
 		}

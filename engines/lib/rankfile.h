@@ -72,6 +72,11 @@ struct mdfio_rankfile {
 	 * nobody is told). */
 	void (*stalled)(void *arg, const char *line);
 	void *stalled_arg;
+	/* CLOCK_MONOTONIC microseconds by which every rank must have arrived
+	 * (0: none): past it, ranks still missing fail the barrier even if
+	 * claimed, as a rank that is busy for so long is stuck. A claim
+	 * sets none. */
+	uint64_t arrive_by_us;
 	/* The reservation's, shared with every rank its fio claims on the root
 	 * (NULL: this rank polls the file alone). */
 	struct mdfio_rankfile_waiter *waiter;

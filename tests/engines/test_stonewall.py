@@ -77,9 +77,9 @@ class Release(threading.Thread):
     a batch holds the thread that submits it, so its other units of the
     batch wait behind it rather than at their own files.)"""
 
-    def __init__(self, files, ranks):
+    def __init__(self, files, ranks, hold=TIMER + 0.1):
         super().__init__(daemon=True)
-        self.files, self.ranks, self.error = files, ranks, None
+        self.files, self.ranks, self.hold, self.error = files, ranks, hold, None
         self.fd = LIBC.fanotify_init(FAN_CLOEXEC | FAN_CLASS_CONTENT, os.O_RDONLY)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "fanotify_init")
@@ -107,7 +107,7 @@ class Release(threading.Thread):
                         self.allow(fd)      # not a first open of a held file
                     else:
                         held[fd] = name
-            time.sleep(TIMER + 0.1)
+            time.sleep(self.hold)
         except Exception as e:     # noqa: BLE001 (reported by the test)
             self.error = e
         finally:
@@ -273,6 +273,29 @@ def test_wear_out_across_two_fio_processes(tmpfs, tmp_path):
     assert rep.returncode == 0 and f"(0 errs) stonewall-iter:{I} " in rep.stdout, rep.stdout + rep.stderr
     both(["cleanup"])
     assert os.listdir(tmpfs) == []
+
+
+def test_wear_out_gives_up_on_a_rank_still_busy_join_timeout_past_the_timer(tmpfs, tmp_path):
+    """Every rank reaches the wear-out's exchange by the timer and the
+    steps it has in flight then: one held in a step join_timeout past the
+    timer is stuck, and the ranks waiting for it there end with a line
+    naming it rather than wait for ever; so does it, once it comes."""
+    join = 2
+    run_fio(job(["precreate"], tmpfs, **opts("posix")), tmp_path, check=True)
+    release = Release(block(tmpfs, N, {0: 0}, 1), 1, hold=TIMER + join + 3)
+    release.start()
+    run = run_fio(job(["benchmark"], tmpfs, **opts("posix", stonewall_timer=TIMER, stonewall_wear_out=1,
+                                                   join_timeout=join)), tmp_path, check=False)
+    release.join()
+    assert release.error is None, release.error
+    lines = run.mdfio_lines()
+    stuck = f"ranks 0 (busy since it entered benchmark-1-go) of {N} have not arrived by the time all must have"
+    bound = f"(stonewall_timer={TIMER} s, then join_timeout={join} s for the steps in flight)"
+    # each rank says so: those that waited, and the stuck one when it came
+    said = [x for x in lines if "stonewall_wear_out: " in x]
+    assert run.rc != 0 and len(said) == N, run.stderr
+    assert all(stuck in x and bound in x for x in said), said
+    assert {re.search(r"rank (\d+) \(host", x).group(1) for x in said} == {str(r) for r in range(N)}, said
 
 
 @pytest.mark.parametrize("opt,line", [
