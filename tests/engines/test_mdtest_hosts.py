@@ -1,0 +1,143 @@
+"""One mdfio-mdtest run over two hosts: fio servers, each in a UTS namespace
+of its own on its own loopback address, their ranks numbered as
+md-workbench's (hosts=, numjobs per host), under strace. The namespace its
+create phases leave, each process's operations per phase and each rank's
+counts equal those of one fio of all ranks; mdfio-report prints mdtest's
+SUMMARY over every rank from the client's JSON."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import mdfio.fio
+import mdfio.hosts
+from conftest import SOURCE_ROOT, client_env, fio_client, fio_env, job, run_fio
+
+FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
+sys.path.insert(0, str(FIXTURES))
+import trace  # noqa: E402
+
+REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
+CREATES = ["tree_create", "dir_create", "file_create"]
+ORDER = ["tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat", "file_read",
+         "file_remove", "tree_remove"]
+REST = ["dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove"]
+SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
+        "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
+        "tree_remove": "trim"}
+TITLES = {"dir_create": "Directory creation", "dir_stat": "Directory stat", "dir_remove": "Directory removal",
+          "file_create": "File creation", "file_stat": "File stat", "file_read": "File read",
+          "file_remove": "File removal", "tree_create": "Tree creation", "tree_remove": "Tree removal"}
+NUMBER = re.compile(r"-?[0-9]+\.[0-9]{3}")
+DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+")
+# -n 6 -b 2 -z 1 -N 1 -w 3 -e 3: a shared tree of 3 directories, made by
+# rank 0 alone; each rank stats, reads and removes the items of the next
+# rank, which for ranks 1 and 3 is on the other host
+OPTS = dict(items="6", branching_factor="2", depth="1", stride="1", write_bytes="3", read_bytes="3",
+            join_timeout="30")
+TIMEOUT = 120
+
+
+def traced_fio(tmp_path, log):
+    """A fio that a server runs under strace -ff (its log: log.<pid>)."""
+    wrapper = tmp_path / "fio-traced"
+    wrapper.write_text(f'#!/bin/sh\nexec strace -ff -y -qq -e trace={trace.SYSCALLS} -o "{log}" fio "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def rank_counts(jobs):
+    """{(phase, rank): (operations, failed, latency samples, phase time samples)}"""
+    out = {}
+    for j in jobs:
+        s = j[SLOT[j["job options"]["phase"]]]
+        rank = int(DESC.fullmatch(j["desc"])[1])
+        out[(j["job options"]["phase"], rank)] = (s["total_ios"], s["drop_ios"], s["clat_ns"]["N"],
+                                                  s["slat_ns"]["N"])
+    return out
+
+
+def test_one_mdtest_run_over_two_hosts(tmp_path):
+    why = mdfio.hosts.need_unshare() or (None if shutil.which("strace") else "strace not found")
+    if why:
+        pytest.skip(why)
+    # one fio of the four ranks, as test_mdtest.py runs a case
+    one, one_log = tmp_path / "one", tmp_path / "one-trace" / "t"
+    one.mkdir()
+    one_log.parent.mkdir()
+    prefix = ["strace", "-ff", "-y", "-qq", "-e", f"trace={trace.SYSCALLS}", "-o", str(one_log)]
+    created = run_fio(job(CREATES, one, engine="mdtest", numjobs=4, **OPTS), tmp_path, prefix=prefix, check=True)
+    one_tree = trace.tree(one)
+    rest = run_fio(job(REST, one, engine="mdtest", numjobs=4, **OPTS), tmp_path, prefix=prefix, check=True)
+    one_ops = trace.phases(one_log, str(one))
+    one_counts = rank_counts(created.jobs() + rest.jobs())
+
+    # the same ranks over two hosts of two each
+    root, log = tmp_path / "hosts", tmp_path / "hosts-trace" / "t"
+    root.mkdir()
+    log.parent.mkdir()
+    with mdfio.hosts.fio_servers(2, tmp_path, fio=traced_fio(tmp_path, log), env=fio_env()) as hosts:
+        names = ",".join(s.name for s in hosts)
+        fio_client(hosts, job(CREATES, root, engine="mdtest", numjobs=2, hosts=names, **OPTS), tmp_path,
+                   check=True, timeout=TIMEOUT)
+        assert trace.tree(root) == one_tree
+        fio_client(hosts, job(REST, root, engine="mdtest", numjobs=2, hosts=names, **OPTS), tmp_path,
+                   check=True, timeout=TIMEOUT)
+        assert list(root.iterdir()) == []
+        assert trace.phases(log, str(root)) == one_ops
+        jobs = client_jobs(tmp_path / "client-0.json") + client_jobs(tmp_path / "client-1.json")
+        assert rank_counts(jobs) == one_counts
+        for j in jobs:
+            m = DESC.fullmatch(j["desc"])
+            assert int(m[2]) == 4 and m[3] == hosts[int(m[1]) // 2].name and j["error"] == 0, j["desc"]
+
+        # all phases in one run, as mdtest runs them: mdtest's SUMMARY over
+        # every rank from the client's JSON alone
+        listing = tmp_path / "hosts.list"
+        listing.write_text("".join(f"ip:{s.address},{s.port}\n" for s in hosts))
+        run = mdfio.fio.run(tmp_path / "whole.fio", job(ORDER, root, engine="mdtest", numjobs=2, hosts=names, **OPTS),
+                            output_format="json+", args=[f"--client={listing}"], env=client_env(), timeout=TIMEOUT)
+        assert run.rc == 0, run.stderr
+    assert list(root.iterdir()) == []
+    proc = subprocess.run([str(REPORT), str(tmp_path / "whole.json")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "SUMMARY rate (in ops/sec): (of 1 iterations)"
+    jobs = client_jobs(tmp_path / "whole.json")
+    assert len(jobs) == 4 * len(ORDER)
+    for line in lines[3:13]:
+        title = line[3:].split("  ")[0]
+        values = NUMBER.findall(line)
+        if title == "Directory rename":
+            continue
+        phase = next(p for p, t in TITLES.items() if t == title)
+        rate = expected_rate([j for j in jobs if j["job options"]["phase"] == phase], phase)
+        assert values == [f"{rate:.3f}"] * 3 + ["0.000"], title
+    n = {line[3:].split("  ")[0]: line[21:].split() for line in lines[lines.index("") + 3:]
+         if line.startswith("   ")}
+    # 6 items per rank in each item phase; rank 0's tree of 3 directories;
+    # json+: every percentile
+    assert {t: int(v[0]) for t, v in n.items()} == {t: 3 if t.startswith("Tree") else 24 for t in TITLES.values()}
+    assert all("-" not in v for v in n.values()), proc.stdout
+
+
+def client_jobs(path):
+    """The ranks' jobs of a fio client's JSON (after the servers' messages)."""
+    text = path.read_text()
+    doc = json.loads(text[text.find("\n{") + 1:] if not text.startswith("{") else text)
+    return [j for j in doc["client_stats"] if j["jobname"] != "All clients"]
+
+
+def expected_rate(jobs, phase):
+    """mdtest's rate of one phase (as test_mdtest_report.py recomputes it):
+    least items/time over the ranks times the ranks; a tree's, rank 0's
+    directories over the longest time."""
+    slot = SLOT[phase]
+    rank = {int(DESC.fullmatch(j["desc"])[1]): j for j in jobs}
+    times = {r: j[slot]["slat_ns"]["max"] / 1e9 for r, j in rank.items() if j[slot]["slat_ns"]["N"]}
+    if phase.startswith("tree"):
+        return rank[0][slot]["total_ios"] / max(times.values())
+    return min(rank[r][slot]["total_ios"] / t for r, t in times.items()) * len(rank)
