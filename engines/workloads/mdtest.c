@@ -551,6 +551,23 @@ static int open_dir(struct rank *r, uint32_t i)
 	return fd;
 }
 
+/* The bench's variants (bench/meson.build; never the engine fio loads):
+ * each issues one of the calls IOR's POSIX backend makes where this
+ * engine makes none, so that docs/benchmarks.md can measure what each
+ * costs. MDFIO_BENCH_LSEEK: the lseek to offset 0 before a file's write
+ * or read (IOR's transfers take an offset). */
+#ifdef MDFIO_BENCH_LSEEK
+static void ior_lseek(int fd)
+{
+	(void)lseek(fd, 0, SEEK_SET);
+}
+#else
+static inline void ior_lseek(int fd)
+{
+	(void)fd;
+}
+#endif
+
 /* One operation of mdtest, timed as mdtest times it: a file's create
  * includes its write and close, a read its open, read and close. 0 or an
  * errno value. */
@@ -575,6 +592,7 @@ static int perform(struct rank *r, int dfd, const char *name)
 		if (fd < 0)
 			return errno;
 		if (r->write_bytes) {
+			ior_lseek(fd);
 			n = write(fd, r->buf, r->write_bytes);
 			err = n < 0 ? errno : (uint64_t)n != r->write_bytes ? EIO : 0;
 		}
@@ -586,6 +604,7 @@ static int perform(struct rank *r, int dfd, const char *name)
 		if (fd < 0)
 			return errno;
 		if (r->read_bytes) {
+			ior_lseek(fd);
 			n = read(fd, r->buf, r->read_bytes);
 			err = n < 0 ? errno : (uint64_t)n != r->read_bytes ? EIO : 0;
 		}
@@ -756,7 +775,23 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	start = now_ns();
 	if (!r->t0)
 		r->t0 = start;
+#ifdef MDFIO_BENCH_WHOLE_PATHS
+	/* the bench's variant: the whole path in every call, made in the
+	 * operation's time, as mdtest names an item (with its "//") */
+	if (dfd >= 0) {
+		char whole[PATH_MAX];
+
+		if (snprintf(whole, sizeof(whole), "%s/%s//%s", r->root, r->names + r->dirs[o->dir].path,
+			     r->names + o->name) >= (int)sizeof(whole))
+			err = ENAMETOOLONG;
+		else
+			err = perform(r, AT_FDCWD, whole);
+	} else {
+		err = errno;
+	}
+#else
 	err = dfd < 0 ? errno : perform(r, dfd, r->names + o->name);
+#endif
 	end = now_ns();
 	io_u->error = 0;
 	if (!err) {
