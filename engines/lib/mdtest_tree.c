@@ -42,7 +42,7 @@ int mdtest_phase_parse(const char *s)
 int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 		    char *msg, size_t len)
 {
-	uint64_t dirs = 1, level = 1, d;
+	uint64_t dirs = 1, level = 1, holding, d;
 
 	memset(s, 0, sizeof(*s));
 	if (!p->items && !p->items_per_dir) {
@@ -51,6 +51,11 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 	}
 	if (p->items && p->items_per_dir && p->unique_dir) {
 		snprintf(msg, len, "items=%" PRIu64 " and items_per_dir=%" PRIu64 " with unique_dir=1: give one of them (mdtest -u takes -n or -I)",
+			 p->items, p->items_per_dir);
+		return 1;
+	}
+	if (p->items && p->items_per_dir && p->leaf_only) {
+		snprintf(msg, len, "items=%" PRIu64 " and items_per_dir=%" PRIu64 " with leaf_only=1: give one of them (mdfio-mdtest does not take -n, -I and -L together)",
 			 p->items, p->items_per_dir);
 		return 1;
 	}
@@ -72,16 +77,20 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 		}
 	}
 	s->dirs_in_tree = dirs;
+	s->leaves = level;
 	s->loops = p->items && p->items_per_dir && !p->unique_dir ? p->items / p->items_per_dir : 1;
+	/* the directories that hold items (mdtest_run): with -L the
+	 * deepest ones alone */
+	holding = p->leaf_only ? level : dirs;
 	if (p->items_per_dir) {
 		s->items_per_dir = p->items_per_dir;
-		s->items = p->items ? p->items : p->items_per_dir * dirs;
+		s->items = p->items ? p->items : p->items_per_dir * holding;
 	} else {
-		s->items_per_dir = p->items / dirs;
-		s->items = s->items_per_dir * dirs;
+		s->items_per_dir = p->items / holding;
+		s->items = s->items_per_dir * holding;
 		if (!s->items) {
-			snprintf(msg, len, "items=%" PRIu64 " is fewer than the %" PRIu64 " directories of the tree: each would hold none",
-				 p->items, dirs);
+			snprintf(msg, len, "items=%" PRIu64 " is fewer than the %" PRIu64 " %sdirectories of the tree: each would hold none",
+				 p->items, holding, p->leaf_only ? "deepest " : "");
 			return 1;
 		}
 	}
@@ -142,7 +151,8 @@ static int items_below(struct walk *w, uint32_t depth, const char *path, uint64_
 	int err;
 
 	if (depth == 0) {
-		if ((err = items_of(w, path, 0)))
+		/* -L: the top directory holds items only as the tree's one leaf */
+		if ((!w->p->leaf_only || w->p->depth == 0) && (err = items_of(w, path, 0)))
 			return err;
 		return w->p->depth > 0 ? items_below(w, 1, path, 1) : 0;
 	}
@@ -152,8 +162,10 @@ static int items_below(struct walk *w, uint32_t depth, const char *path, uint64_
 	for (i = 0; i < w->p->branch; i++, dir++) {
 		if (join(child, path, base, dir))
 			return -1;
-		if ((err = items_of(w, child, dir * w->s->items_per_dir)) ||
-		    (err = items_below(w, depth + 1, child, dir * w->p->branch + 1)))
+		if ((!w->p->leaf_only || depth == w->p->depth) &&
+		    (err = items_of(w, child, dir * w->s->items_per_dir)))
+			return err;
+		if ((err = items_below(w, depth + 1, child, dir * w->p->branch + 1)))
 			return err;
 	}
 	return 0;
@@ -169,10 +181,13 @@ static int items_by_number(struct walk *w, const char *path)
 	int err;
 
 	for (i = 0; i < stop; i++) {
-		uint64_t parent = i / w->s->items_per_dir;
+		/* -L: numbers start past the items the upper directories
+		 * would hold (mdtest_stat's "leaf only mode" adjustment) */
+		uint64_t num = i + (w->p->leaf_only ? w->s->items_per_dir * (w->s->dirs_in_tree - w->s->leaves) : 0);
+		uint64_t parent = num / w->s->items_per_dir;
 		int n;
 
-		snprintf(rel, sizeof(rel), "%s.%s%" PRIu64, w->dirs ? "dir" : "file", w->name, i);
+		snprintf(rel, sizeof(rel), "%s.%s%" PRIu64, w->dirs ? "dir" : "file", w->name, num);
 		if (parent > 0) {
 			n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
 			if (n < 0 || n >= (int)sizeof(tmp))

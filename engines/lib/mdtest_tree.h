@@ -38,6 +38,7 @@ struct mdtest_params {
 	uint32_t branch;	/* -b */
 	uint32_t depth;		/* -z */
 	int unique_dir;		/* -u */
+	int leaf_only;		/* -L: items in the deepest directories alone */
 	uint32_t stride;	/* -N */
 	uint32_t iteration;	/* which of -i's iterations: test-dir.<it>-... */
 	uint32_t rank, ranks;
@@ -48,6 +49,7 @@ struct mdtest_params {
  * test directories (-n with -I makes n/I of them, test-dir.<it>-<k>). */
 struct mdtest_shape {
 	uint64_t items, items_per_dir, dirs_in_tree, loops;
+	uint64_t leaves;	/* the tree's deepest directories, b^z */
 };
 
 /* 0, or 1 with one line in msg naming the option at fault, for a set of

@@ -43,7 +43,7 @@
 struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
-	char *items, *items_per_dir, *branch, *depth, *unique_dir, *stride;
+	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *stride;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -220,6 +220,7 @@ static struct fio_option options[] = {
 	OPT("branching_factor", branch, "Branching factor of the tree (mdtest -b; value|default, default 1)"),
 	OPT("depth", depth, "Depth of the tree (mdtest -z; value|default, default 0)"),
 	OPT("unique_dir", unique_dir, "1: a tree of its own for each rank (mdtest -u; value|default)"),
+	OPT("leaf_only", leaf_only, "1: items in the tree's deepest directories alone (mdtest -L; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
 	OPT("write_bytes", write_bytes, "Bytes written to each file it creates (mdtest -w; value|default)"),
@@ -292,6 +293,9 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("unique_dir", eo->unique_dir, "0", 0, 1, &v))
 		return 1;
 	r->p.unique_dir = (int)v;
+	if (parse_u64("leaf_only", eo->leaf_only, "0", 0, 1, &v))
+		return 1;
+	r->p.leaf_only = (int)v;
 	if (parse_u64("stride", eo->stride, "0", 0, MDFIO_MAX_RANKS, &v))
 		return 1;
 	r->p.stride = (uint32_t)v;
@@ -322,7 +326,7 @@ static uint64_t units_of(const struct mdtest_params *p, const struct mdtest_shap
 	case MDTEST_FILE_READ:
 		return s->loops * (s->loops != 1 ? s->items_per_dir : s->items);
 	default:
-		return s->loops * s->items_per_dir * s->dirs_in_tree;
+		return s->loops * s->items_per_dir * (p->leaf_only ? s->leaves : s->dirs_in_tree);
 	}
 }
 

@@ -75,6 +75,20 @@ int main(void)
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "fewer than the 7 directories"), "%s", msg);
 	p = (struct mdtest_params){ .items = 1, .branch = 1000, .depth = 5, .ranks = 1 };
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "more than"), "%s", msg);
+	/* -n 9 -b 2 -z 2 -L: the 4 leaves hold 2 items each, numbered past
+	 * the 3 upper directories' 6; a stat finds the first in leaf 3 */
+	p = (struct mdtest_params){ .items = 9, .branch = 2, .depth = 2, .leaf_only = 1, .ranks = 1 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)) && s.leaves == 4 && s.items_per_dir == 2 && s.items == 8,
+	      "leaves %llu per dir %llu items %llu", (unsigned long long)s.leaves,
+	      (unsigned long long)s.items_per_dir, (unsigned long long)s.items);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_STAT, see, &w);
+	CHECK(w.n == 8 && !strcmp(w.first, "test-dir.0-0/mdtest_tree.0/mdtest_tree.1/mdtest_tree.3/file.mdtest.0.6"),
+	      "%u: %s", w.n, w.first);
+	p = (struct mdtest_params){ .items = 3, .branch = 2, .depth = 2, .leaf_only = 1, .ranks = 1 };
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "fewer than the 4 deepest directories"), "%s", msg);
+	p = (struct mdtest_params){ .items = 4, .items_per_dir = 2, .branch = 1, .leaf_only = 1, .ranks = 1 };
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "with leaf_only=1: give one of them"), "%s", msg);
 	CHECK(mdtest_phase_parse("file_read") == MDTEST_FILE_READ && mdtest_phase_parse("read") < 0, "parse");
 	return check_result();
 }
