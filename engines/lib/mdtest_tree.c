@@ -5,6 +5,7 @@
  * number, each found from its number). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mdtest_tree.h"
@@ -171,43 +172,81 @@ static int items_below(struct walk *w, uint32_t depth, const char *path, uint64_
 	return 0;
 }
 
-/* mdtest_stat and mdtest_read: item i of the phase's name, found under the
- * directory its number puts it in, as mdtest finds it (its parents are
- * prepended while their number exceeds the branching factor) */
-static int items_by_number(struct walk *w, const char *path)
+/* mdtest's rand_array of -R: 0 .. n-1 shuffled as mdtest_run shuffles it,
+ * with its rank's seed (the seed plus the rank) and the C library's
+ * rand(); random_r on a state of rand()'s size gives rand()'s numbers
+ * without touching the process's own (fio's ranks may be threads).
+ * NULL if out of memory. */
+static uint64_t *random_order(uint64_t n, unsigned int seed)
 {
-	uint64_t stop = w->s->loops != 1 ? w->s->items_per_dir : w->s->items, i;
+	struct random_data data;
+	char state[128];
+	uint64_t *a = malloc((n ? n : 1) * sizeof(*a)), k, i;
+	int32_t r;
+
+	if (!a)
+		return NULL;
+	memset(&data, 0, sizeof(data));
+	initstate_r(seed, state, sizeof(state), &data);
+	for (i = 0; i < n; i++)
+		a[i] = i;
+	while (n > 1) {
+		n--;
+		random_r(&data, &r);
+		k = (uint64_t)(((double)r / (double)RAND_MAX) * (double)n);
+		i = a[k];
+		a[k] = a[n];
+		a[n] = i;
+	}
+	return a;
+}
+
+/* mdtest_stat and mdtest_read: item num of the phase's name, found under
+ * the directory its number puts it in, as mdtest finds it (its parents are
+ * prepended while their number exceeds the branching factor) */
+static int item_by_number(struct walk *w, const char *path, uint64_t num)
+{
 	char rel[MDTEST_PATH_MAX], tmp[MDTEST_PATH_MAX], full[MDTEST_PATH_MAX];
-	int err;
+	uint64_t parent = num / w->s->items_per_dir;
+	int n;
 
-	for (i = 0; i < stop; i++) {
-		/* -L: numbers start past the items the upper directories
-		 * would hold (mdtest_stat's "leaf only mode" adjustment) */
-		uint64_t num = i + (w->p->leaf_only ? w->s->items_per_dir * (w->s->dirs_in_tree - w->s->leaves) : 0);
-		uint64_t parent = num / w->s->items_per_dir;
-		int n;
-
-		snprintf(rel, sizeof(rel), "%s.%s%" PRIu64, w->dirs ? "dir" : "file", w->name, num);
-		if (parent > 0) {
+	snprintf(rel, sizeof(rel), "%s.%s%" PRIu64, w->dirs ? "dir" : "file", w->name, num);
+	if (parent > 0) {
+		n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
+		if (n < 0 || n >= (int)sizeof(tmp))
+			return -1;
+		memcpy(rel, tmp, sizeof(rel));
+		while (parent > w->p->branch) {
+			parent = (parent - 1) / w->p->branch;
 			n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
 			if (n < 0 || n >= (int)sizeof(tmp))
 				return -1;
 			memcpy(rel, tmp, sizeof(rel));
-			while (parent > w->p->branch) {
-				parent = (parent - 1) / w->p->branch;
-				n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
-				if (n < 0 || n >= (int)sizeof(tmp))
-					return -1;
-				memcpy(rel, tmp, sizeof(rel));
-			}
 		}
-		n = snprintf(full, sizeof(full), "%s/%s", path, rel);
-		if (n < 0 || n >= (int)sizeof(full))
-			return -1;
-		if ((err = w->fn(w->arg, w->op, full)))
-			return err;
 	}
-	return 0;
+	n = snprintf(full, sizeof(full), "%s/%s", path, rel);
+	if (n < 0 || n >= (int)sizeof(full))
+		return -1;
+	return w->fn(w->arg, w->op, full);
+}
+
+/* The items of a stat or read phase, in order or in -R's */
+static int items_by_number(struct walk *w, const char *path)
+{
+	uint64_t stop = w->s->loops != 1 ? w->s->items_per_dir : w->s->items, i;
+	/* -L: numbers start past the items the upper directories would
+	 * hold (mdtest_stat's "leaf only mode" adjustment) */
+	uint64_t skip = w->p->leaf_only ? w->s->items_per_dir * (w->s->dirs_in_tree - w->s->leaves) : 0;
+	uint64_t *order = NULL;
+	int err = 0;
+
+	if (w->p->random_seed &&
+	    !(order = random_order(w->s->items, w->p->random_seed + w->p->rank)))
+		return -1;
+	for (i = 0; i < stop && !err; i++)
+		err = item_by_number(w, path, (order ? order[i] : i) + skip);
+	free(order);
+	return err;
 }
 
 /* create_remove_directory_tree below its root: pre-order for a create,

@@ -39,6 +39,7 @@ struct mdtest_params {
 	uint32_t depth;		/* -z */
 	int unique_dir;		/* -u */
 	int leaf_only;		/* -L: items in the deepest directories alone */
+	uint32_t random_seed;	/* -R --random-seed: stats and reads in random order (0: in order) */
 	uint32_t stride;	/* -N */
 	uint32_t iteration;	/* which of -i's iterations: test-dir.<it>-... */
 	uint32_t rank, ranks;
@@ -59,7 +60,8 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 
 /* Calls fn for each operation rank p->rank performs in phase ph, in
  * mdtest's order, with the path relative to the root (-d): every
- * component separated by one '/'. The tree's own directories of a tree
+ * component separated by one '/'. -1 if a path does not fit, or if the
+ * order of -R cannot be held in memory. The tree's own directories of a tree
  * phase are its units; the test directories themselves are not (mdtest
  * makes and removes them outside the timed part). Stops and returns what
  * fn returns if that is not 0. */

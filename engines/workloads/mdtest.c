@@ -43,7 +43,7 @@
 struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
-	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *stride;
+	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *stride;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -221,6 +221,7 @@ static struct fio_option options[] = {
 	OPT("depth", depth, "Depth of the tree (mdtest -z; value|default, default 0)"),
 	OPT("unique_dir", unique_dir, "1: a tree of its own for each rank (mdtest -u; value|default)"),
 	OPT("leaf_only", leaf_only, "1: items in the tree's deepest directories alone (mdtest -L; value|default)"),
+	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
 	OPT("write_bytes", write_bytes, "Bytes written to each file it creates (mdtest -w; value|default)"),
@@ -296,6 +297,9 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("leaf_only", eo->leaf_only, "0", 0, 1, &v))
 		return 1;
 	r->p.leaf_only = (int)v;
+	if (parse_u64("random_seed", eo->random_seed, "0", 0, INT32_MAX, &v))
+		return 1;
+	r->p.random_seed = (uint32_t)v;
 	if (parse_u64("stride", eo->stride, "0", 0, MDFIO_MAX_RANKS, &v))
 		return 1;
 	r->p.stride = (uint32_t)v;
@@ -503,8 +507,9 @@ static int make_plan(struct rank *r)
 	r->next = 0;
 	err = mdtest_walk(&r->p, &r->s, r->phase, plan_one, r);
 	if (err < 0)
-		return fail("rank %" PRIu32 ": a path of phase %s is longer than %d bytes",
-			    r->p.rank, mdtest_phase_names[r->phase], 4095);
+		return fail("rank %" PRIu32 ": a path of phase %s is longer than %d bytes%s",
+			    r->p.rank, mdtest_phase_names[r->phase], 4095,
+			    r->p.random_seed ? ", or random_seed='s order is out of memory" : "");
 	if (err)
 		return 1;
 	if (r->next != r->nr_ops)
