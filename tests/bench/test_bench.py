@@ -4,6 +4,7 @@ never asserted here; bench/run itself measures it."""
 import contextlib
 import fcntl
 import json
+import math
 import os
 import shutil
 import signal
@@ -469,3 +470,42 @@ def test_postmark_section_compares_postmark_and_mdfio_on_tmpfs_and_ext4(tmp_path
     assert all(is_spread(r[k]) and len(r[k]["values"]) == 2 for r in uring for k in r
                if k not in ("file system", "uring iodepth"))
     assert "Reproduce: `bench/run --only postmark --rounds 2 --quick`" in md.read_text()
+
+
+@pytest.mark.skipif(bool(os.environ.get("MDFIO_PRELOAD")),
+                    reason="benchmarks measure the normal build; a sanitized one means nothing")
+def test_mdtest_calls_separates_the_causes_in_one_chain(tmp_path):
+    """The mdtest-calls section against IOR's mdtest (MDFIO_MDTEST): a row
+    per cause, each over the pairs run, and in each pair the causes'
+    ratios multiply to mdfio-mdtest's over mdtest's; without the binary,
+    one line says what is missing."""
+    need_root("bench/run mounts a tmpfs")
+    env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
+    out = tmp_path / "results"
+    cmd = [str(SOURCE_ROOT / "bench" / "run"), "--quick", "--only", "mdtest-calls", "--pairs", "2", "--fs", "tmpfs",
+           "--workdir", str(tmp_path), "--out", str(out)]
+    if not os.environ.get("MDFIO_MDTEST"):
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "mdtest-calls: not measured (set MDFIO_MDTEST" in next(out.glob("*-mdtest-calls.md")).read_text()
+        pytest.skip("MDFIO_MDTEST does not name IOR's mdtest (tests/fixtures/mdtest/README.md builds it)")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert mounts_under(tmp_path) == []
+    [md] = out.glob("????-??-??-mdtest-calls.md")
+    table = rows(json.loads(md.with_suffix(".json").read_text()), "What separates mdfio-mdtest")
+    causes = ["mdtest before its closing barrier ÷ mdtest", "mdtest, MPI yielding when idle ÷ mdtest",
+              "mdfio-mdtest whole paths + lseek ÷ mdtest before its barrier",
+              "mdfio-mdtest whole paths ÷ whole paths + lseek", "mdfio-mdtest ÷ whole paths", "mdfio-mdtest ÷ mdtest"]
+    assert [(r["ranks"], r["ratio"]) for r in table] == [(n, c) for n in (1, 2) for c in causes]
+    phases = [k for k in table[0] if k not in ("file system", "ranks", "ratio")]
+    assert phases == ["Directory creation", "Directory stat", "Directory removal", "File creation", "File stat",
+                      "File read", "File removal"]
+    assert all(is_spread(r[ph]) and len(r[ph]["values"]) == 2 and r[ph]["min"] > 0
+               for r in table for ph in phases)
+    for rows_of_n in (table[:6], table[6:]):
+        for ph in phases:
+            for k in range(2):
+                product = math.prod(rows_of_n[i][ph]["values"][k] for i in (0, 2, 3, 4))
+                assert product == pytest.approx(rows_of_n[5][ph]["values"][k], rel=1e-9), ph
+    assert "Reproduce: `MDFIO_MDTEST=PATH bench/run --only mdtest-calls --pairs 2 --quick`" in md.read_text()
