@@ -43,7 +43,7 @@
 struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
-	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *stride;
+	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *make_node, *stride;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -74,6 +74,7 @@ struct rank {
 	int claimed;
 	unsigned int join_timeout;
 	uint64_t write_bytes, read_bytes;
+	int make_node;		/* -k: a file is made by mknod alone */
 	void *buf;
 	/* the plan: ops in order, their directories, and the names' text */
 	struct op *ops;
@@ -221,6 +222,7 @@ static struct fio_option options[] = {
 	OPT("depth", depth, "Depth of the tree (mdtest -z; value|default, default 0)"),
 	OPT("unique_dir", unique_dir, "1: a tree of its own for each rank (mdtest -u; value|default)"),
 	OPT("leaf_only", leaf_only, "1: items in the tree's deepest directories alone (mdtest -L; value|default)"),
+	OPT("make_node", make_node, "1: a file is made by mknod alone, without open, write or close (mdtest -k; value|default)"),
 	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
@@ -309,6 +311,12 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("join_timeout", eo->join_timeout, "60", 1, 86400, &v))
 		return 1;
 	r->join_timeout = (unsigned int)v;
+	if (parse_u64("make_node", eo->make_node, "0", 0, 1, &v))
+		return 1;
+	r->make_node = (int)v;
+	if (r->make_node && r->write_bytes)
+		return fail("make_node=1 with write_bytes=%" PRIu64 ": a file mknod makes is not written (mdtest: -k not compatible with -w)",
+			    r->write_bytes);
 	if (r->phase == MDTEST_FILE_READ && r->write_bytes && r->read_bytes > r->write_bytes)
 		return fail("read_bytes=%" PRIu64 " exceeds write_bytes=%" PRIu64 " (mdtest: read bytes must be smaller than write bytes)",
 			    r->read_bytes, r->write_bytes);
@@ -596,6 +604,10 @@ static int perform(struct rank *r, int dfd, const char *name)
 		return fstatat(dfd, name, &sb, 0) ? errno : 0;
 	}
 	case MDTEST_OP_CREATE:
+		/* mdtest -k, as IOR's POSIX backend makes it (mode 0400); it
+		 * fails on an existing name, as O_EXCL below */
+		if (r->make_node)
+			return mknodat(dfd, name, S_IFREG | S_IRUSR, 0) ? errno : 0;
 		/* O_EXCL: never writes into a file mdfio did not make */
 		fd = openat(dfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, MDTEST_FILE_MODE);
 		if (fd < 0)

@@ -116,6 +116,8 @@ def test_tree_create_never_runs_over_an_existing_test_dir(tmp_path):
     ({"items": "4", "branching_factor": "0"}, "branching_factor=0: expected an integer from 1 to"),
     ({"items": "4", "leaf_only": "yes"}, "leaf_only=yes: expected an integer from 0 to 1"),
     ({"items": "4", "random_seed": "-1"}, "random_seed=-1: expected an integer from 0 to 2147483647"),
+    ({"items": "4", "make_node": "1", "write_bytes": "3"},
+     "make_node=1 with write_bytes=3: a file mknod makes is not written (mdtest: -k not compatible with -w)"),
     ({"items": "2", "branching_factor": "3", "depth": "1", "leaf_only": "1"},
      "items=2 is fewer than the 3 deepest directories of the tree"),
 ])
