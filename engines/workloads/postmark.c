@@ -442,6 +442,8 @@ static void remove_own(struct pm_job *j)
 		if (unlinkat(j->root_fd, name, AT_REMOVEDIR))
 			pm_fail("%s/%s: left: %s", j->root, name, strerror(errno));
 	}
+	if (unlinkat(j->root_fd, PM_NOT_MADE_RECORD, 0) && errno != ENOENT)
+		pm_fail("%s/%s: left: %s", j->root, PM_NOT_MADE_RECORD, strerror(errno));
 	if (unlinkat(j->root_fd, MARK, 0))
 		pm_fail("%s/%s: left: %s", j->root, MARK, strerror(errno));
 }
@@ -486,7 +488,10 @@ static int do_create(struct pm_job *j, int dfd, const char *name, const struct m
 {
 	int fd = mdfio_sys_open_create(dfd, name, 0);
 
-	return fd < 0 ? errno : write_opened(j, fd, "w", op->bytes);
+	if (fd >= 0)
+		return write_opened(j, fd, "w", op->bytes);
+	pm_create_failed(j, op);
+	return errno;
 }
 
 static int do_append(struct pm_job *j, int dfd, const char *name, const struct mdfio_pm_op *op)
@@ -557,7 +562,8 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 		return pm_fail("directory=%s: %s", j->root,
 			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
 	param_text(&j->p, params, sizeof(params));
-	if (j->phase == PHASE_POOL ? claim_empty_root(j, params) : check_mark(j, params))
+	if (j->phase == PHASE_POOL ? claim_empty_root(j, params) :
+	    check_mark(j, params) || pm_read_not_made(j))
 		return 1;
 	if (open_dirs(j))
 		return 1;
@@ -589,6 +595,7 @@ static int engine_init(struct thread_data *td)
 	if (!j)
 		return pm_fail("out of memory");
 	j->root_fd = -1;
+	j->record_fd = -1;
 	td->io_ops_data = j;
 	return init_job(td, j);
 }
@@ -606,7 +613,7 @@ static enum fio_q_status sync_queue(struct thread_data *td, struct pm_job *j, st
 	}
 	dfd = pm_op_dir(j, &op, name, sizeof(name));
 	start = pm_now_ns();
-	err = perform[op.kind](j, dfd, name, &op);
+	err = pm_not_made(j, &op) ? PM_ERR_NOT_MADE : perform[op.kind](j, dfd, name, &op);
 	pm_ended(td, j, &op, start, pm_now_ns(), err);
 	if (err)
 		io_u->error = EIO;
@@ -667,6 +674,8 @@ static void engine_cleanup(struct thread_data *td)
 		errors += j->err[k].count;
 		pm_fail("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
 		     j->err[k].count, mdfio_pm_kind_names[k], j->root, j->err[k].first_name,
+		     j->err[k].first_errno == PM_ERR_NOT_MADE ?
+		     "not performed: its create failed, the file there is not mdfio's" :
 		     strerror(j->err[k].first_errno));
 	}
 	if (j->units && j->done != j->units && !td->error)
@@ -683,9 +692,12 @@ static void engine_cleanup(struct thread_data *td)
 			close(j->dir_fds[k]);
 	if (j->root_fd >= 0)
 		close(j->root_fd);
+	if (j->record_fd >= 0)
+		close(j->record_fd);
 	if (j->pm_ready)
 		mdfio_pm_free(&j->pm);
 	free(j->dir_fds);
+	free(j->not_made);
 	free(j->source);
 	free(j->buf);
 	free(j);

@@ -1,10 +1,15 @@
 /* mdfio-postmark's job as both issue paths share it: the next operation,
  * where it is, and what its end is accounted as (postmark_job.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <inttypes.h>
 
 #include "postmark_job.h"
 
@@ -43,6 +48,77 @@ int pm_next_op(struct pm_job *j, struct mdfio_pm_op *op)
 	*op = j->next;
 	j->have_next = mdfio_pm_next(&j->pm, &j->next) && (int)j->next.phase == (int)j->phase;
 	return 1;
+}
+
+/* Files are numbered 1 .. the count of creates, at most number +
+ * transactions; the bitmap is made at the first failed create only.
+ * 1, 0 for a number out of that range, or -1. */
+static int mark_not_made(struct pm_job *j, uint64_t file)
+{
+	uint64_t bits = (uint64_t)j->p.number + j->p.transactions + 1;
+
+	if (!file || file >= bits)
+		return 0;
+	if (!j->not_made && !(j->not_made = calloc((bits + 63) / 64, sizeof(uint64_t))))
+		return -pm_fail("out of memory for the failed creates of %" PRIu64 " files", bits - 1);
+	j->not_made[file / 64] |= 1ull << (file % 64);
+	return 1;
+}
+
+void pm_create_failed(struct pm_job *j, const struct mdfio_pm_op *op)
+{
+	char line[72];
+	int n, saved = errno;
+
+	mark_not_made(j, op->file);
+	n = mdfio_pm_name(line, sizeof(line) - 1, &j->p, op);
+	line[n++] = '\n';
+	if (j->record_fd < 0)
+		j->record_fd = openat(j->root_fd, PM_NOT_MADE_RECORD,
+				      O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0664);
+	/* one write per name: O_APPEND keeps each line whole */
+	if (j->record_fd < 0 || write(j->record_fd, line, (size_t)n) != n)
+		pm_fail("%s/%s: cannot record that %.*s is not mdfio's (%s): a later phase in another fio run may touch it",
+			j->root, PM_NOT_MADE_RECORD, n - 1, line, strerror(errno));
+	errno = saved;
+}
+
+int pm_read_not_made(struct pm_job *j)
+{
+	int fd = openat(j->root_fd, PM_NOT_MADE_RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char *line = NULL, *end;
+	const char *num;
+	size_t cap = 0;
+	unsigned int n = 0;
+	int ret = 0;
+	FILE *f;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : pm_fail("%s/%s: cannot read it: %s", j->root,
+						     PM_NOT_MADE_RECORD, strerror(errno));
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return pm_fail("out of memory");
+	}
+	while (!ret && getline(&line, &cap, f) > 0) {
+		unsigned long long file;
+		int marked = 0;
+
+		n++;
+		num = strrchr(line, '/') ? strrchr(line, '/') + 1 : line;
+		errno = 0;
+		file = strtoull(num, &end, 10);
+		if (end != num && *end == '\n' && !errno)
+			marked = mark_not_made(j, file);
+		if (!marked)
+			ret = pm_fail("%s/%s: line %u: expected a file name of this pool's sequence",
+				      j->root, PM_NOT_MADE_RECORD, n);
+		else if (marked < 0)
+			ret = 1;
+	}
+	free(line);
+	fclose(f);
+	return ret;
 }
 
 static void count_error(struct pm_job *j, const struct mdfio_pm_op *op, int err)

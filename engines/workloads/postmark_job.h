@@ -24,6 +24,14 @@ struct pm_errors {
 
 struct pm_job;
 
+/* Beside the mark: the names whose create failed, one a line, appended as
+ * each fails. A name taken by a file mdfio did not make stays that file's:
+ * the sequence's later reads, appends and delete of it are not performed,
+ * in this phase or in a later one, which reads this record. */
+#define PM_NOT_MADE_RECORD ".mdfio-postmark.failed"
+/* an operation's error when it was not performed: its create failed */
+#define PM_ERR_NOT_MADE (-1)
+
 /* An issue path: queue takes the phase's next operation for io_u; a path
  * that completes it there (sync) has no commit, getevents or event. */
 struct pm_io_ops {
@@ -55,7 +63,23 @@ struct pm_job {
 	uint64_t units, done;
 	uint64_t t0;
 	struct pm_errors err[MDFIO_PM_KIND_NR];
+	/* a bit per file number whose create failed (NULL while none), and
+	 * the record of them, open once one failed in this phase */
+	uint64_t *not_made;
+	int record_fd;
 };
+
+/* 1 if op is on a file whose create failed: it is not performed */
+static inline int pm_not_made(const struct pm_job *j, const struct mdfio_pm_op *op)
+{
+	return j->not_made && op->kind != MDFIO_PM_CREATE &&
+	       (j->not_made[op->file / 64] >> (op->file % 64) & 1);
+}
+
+/* op, a create, failed to make its file: marked, and recorded */
+void pm_create_failed(struct pm_job *j, const struct mdfio_pm_op *op);
+/* A later phase's start: the record of earlier phases' failed creates. */
+int pm_read_not_made(struct pm_job *j);
 
 uint64_t pm_now_ns(void);
 int pm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

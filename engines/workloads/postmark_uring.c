@@ -94,12 +94,24 @@ static void prep(struct pm_uring *ur, struct pm_job *j, struct pm_slot *s)
 	io_uring_sqe_set_data(sqe, s);
 }
 
-static void start(struct pm_uring *ur, struct pm_job *j, struct pm_slot *s)
+static void ended(struct thread_data *td, struct pm_job *j, struct pm_uring *ur,
+		  struct pm_slot *s, uint64_t now);
+
+/* An operation on a file whose create failed ends here, not performed;
+ * that create has ended, since it is the operation's after or before it. */
+static void start(struct thread_data *td, struct pm_uring *ur, struct pm_job *j,
+		  struct pm_slot *s)
 {
 	s->step = s->op.kind == MDFIO_PM_DELETE ? STEP_UNLINK : STEP_OPEN;
 	s->fd = -1;
 	s->done = 0;
 	s->err = 0;
+	if (pm_not_made(j, &s->op)) {
+		s->err = PM_ERR_NOT_MADE;
+		s->start = pm_now_ns();
+		ended(td, j, ur, s, s->start);
+		return;
+	}
 	prep(ur, j, s);
 	ur->unsent[ur->nr_unsent++] = s;
 }
@@ -112,6 +124,8 @@ static int advance(struct pm_uring *ur, struct pm_job *j, struct pm_slot *s, int
 	case STEP_OPEN:
 		if (res < 0) {
 			s->err = -res;
+			if (s->op.kind == MDFIO_PM_CREATE)
+				pm_create_failed(j, &s->op);
 			return 1;
 		}
 		s->fd = res;
@@ -150,18 +164,30 @@ static int advance(struct pm_uring *ur, struct pm_job *j, struct pm_slot *s, int
 	return 0;
 }
 
+/* The io_us the last getevents handed fio leave the list: fio has taken
+ * them (event) before it queues or reaps again, and without them the list
+ * holds at most one entry per io_u in flight. */
+static void drop_handed(struct pm_uring *ur)
+{
+	ur->nr_ready -= ur->handed;
+	memmove(ur->ready, ur->ready + ur->handed, ur->nr_ready * sizeof(*ur->ready));
+	ur->handed = 0;
+}
+
 static void ended(struct thread_data *td, struct pm_job *j, struct pm_uring *ur,
 		  struct pm_slot *s, uint64_t now)
 {
 	struct pm_slot *w = s->waiter;
 
+	/* an operation not performed ends in queue, after that getevents */
+	drop_handed(ur);
 	pm_ended(td, j, &s->op, s->start, now, s->err);
 	s->io_u->error = s->err ? EIO : 0;
 	ur->ready[ur->nr_ready++] = s->io_u;
 	s->busy = 0;
 	s->waiter = NULL;
 	if (w)
-		start(ur, j, w);
+		start(td, ur, j, w);
 }
 
 /* Submits what is prepared, waiting for wait completions. */
@@ -219,7 +245,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct pm_job *j, s
 			ur->slot[i].waiter = s;
 			return FIO_Q_QUEUED;
 		}
-	start(ur, j, s);
+	start(td, ur, j, s);
 	return FIO_Q_QUEUED;
 }
 
@@ -237,9 +263,7 @@ static int uring_getevents(struct thread_data *td, struct pm_job *j, unsigned in
 	struct pm_uring *ur = j->io_data;
 	int ret;
 
-	ur->nr_ready -= ur->handed;
-	memmove(ur->ready, ur->ready + ur->handed, ur->nr_ready * sizeof(*ur->ready));
-	ur->handed = 0;
+	drop_handed(ur);
 	for (;;) {
 		reap(td, j, ur);
 		if (ur->nr_ready >= min)

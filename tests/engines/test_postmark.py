@@ -44,7 +44,7 @@ def traced_ops(trace, root):
     ops = []
     for line in trace.read_text().splitlines():
         m = CALL.match(line)
-        if not m or not m.group(3).startswith(str(root)) or m.group(4) == ".mdfio-postmark":
+        if not m or not m.group(3).startswith(str(root)) or m.group(4).startswith(".mdfio-postmark"):
             continue
         flags = m.group(5) or ""
         if "O_DIRECTORY" in flags or "AT_REMOVEDIR" in flags:
