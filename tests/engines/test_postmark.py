@@ -140,6 +140,24 @@ def test_foreign_files_kept(tmp_path):
     assert any("s1: left" in line for line in run.mdfio_lines())
 
 
+def test_sync_depth_figures_as_fio_sync_engine(tmp_path):
+    """pm_io=sync makes one call at a time: fio's JSON says so as it does
+    for its own psync engine (submit and complete of 1 per call, depth 1),
+    although the engine's table has a commit for pm_io=uring, for which fio
+    leaves these figures to the engine."""
+    keys = ("iodepth_level", "iodepth_submit", "iodepth_complete")
+    data = tmp_path / "data"
+    run = run_fio(f"[psync]\nioengine=psync\nrw=write\nbs=4k\nsize=256k\nfilename={data}\n", tmp_path,
+                  check=True, timeout=60)
+    want = {k: run.jobs()[0][k] for k in keys}
+    assert want["iodepth_submit"]["4"] == want["iodepth_complete"]["4"] == 100.0, want
+    root = tmp_path / "root"
+    root.mkdir()
+    run = run_fio(job(root, pm_io="sync"), tmp_path, check=True, timeout=120)
+    for j in run.jobs():
+        assert {k: j[k] for k in keys} == want, j["jobname"]
+
+
 @pytest.mark.parametrize("opt, value, why", [
     ("pm_files", "abc", "pm_files=abc: expected an integer"),
     ("pm_size_high", "50", "pm_size_high=50: expected at least pm_size_low=100"),
