@@ -158,6 +158,19 @@ static int cb_root(void *data, const char *s)
 	return 0;
 }
 
+/* pm_iodepth sets fio's iodepth, so that a jobfile can give it a default */
+static int cb_iodepth(void *data, const char *s)
+{
+	struct thread_data *td = *(struct thread_data **)data;
+	long long v;
+
+	if (parse_num("pm_iodepth", s, 1, 1, 65536, 0, &v))
+		return 1;
+	if (td)
+		td->o.iodepth = (unsigned int)v;
+	return 0;
+}
+
 static struct fio_option options[] = {
 	{ .name = "root", .lname = "root", .type = FIO_OPT_STR_STORE, .cb = cb_root,
 	  .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
@@ -177,6 +190,9 @@ static struct fio_option options[] = {
 	OPT("pm_bias_create", bias_create, "Tenths of transactions that create rather than delete; -1: neither (set bias create; default 5)"),
 	OPT("pm_seed", seed, "The generator's seed (set seed; default 42)"),
 	OPT("pm_buffering", buffering, "true: C stdio, as postmark's default; false: plain read and write (set buffering; default true)"),
+	{ .name = "pm_iodepth", .lname = "pm_iodepth", .type = FIO_OPT_STR_STORE, .cb = cb_iodepth,
+	  .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
+	  .help = "Sets iodepth: operations in flight with pm_io=uring; accepts value|default" },
 	OPT("pm_io", io, "How operations are issued: sync (one at a time, as postmark) or uring (io_uring, iodepth in flight; needs pm_buffering=false)"),
 	{ .name = NULL },
 };
