@@ -336,7 +336,7 @@ static void set_units(struct thread_data *td, uint64_t units)
  * mdfio-report reads. */
 static int engine_setup(struct thread_data *td)
 {
-	struct pm_job j = { .root_fd = -1 };
+	struct pm_job j = { .root_fd = -1, .record_fd = -1 };
 	char desc[FIO_JOBDESC_SIZE], whole[224];
 	uint64_t units = 0;
 	int d, err;
