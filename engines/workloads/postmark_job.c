@@ -73,12 +73,15 @@ void pm_create_failed(struct pm_job *j, const struct mdfio_pm_op *op)
 	mark_not_made(j, op->file);
 	n = mdfio_pm_name(line, sizeof(line) - 1, &j->p, op);
 	line[n++] = '\n';
+	/* made by the phase that first needs it (O_EXCL: never someone
+	 * else's file), or the one an earlier phase made */
 	if (j->record_fd < 0)
 		j->record_fd = openat(j->root_fd, PM_NOT_MADE_RECORD,
-				      O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0664);
+				      O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC |
+				      (j->record_found ? 0 : O_CREAT | O_EXCL), 0664);
 	/* one write per name: O_APPEND keeps each line whole */
 	if (j->record_fd < 0 || write(j->record_fd, line, (size_t)n) != n)
-		pm_fail("%s/%s: cannot record that %.*s is not mdfio's (%s): a later phase in another fio run may touch it",
+		pm_fail("%s/%s: cannot record that %.*s is not mdfio's (%s): a later phase may touch it",
 			j->root, PM_NOT_MADE_RECORD, n - 1, line, strerror(errno));
 	errno = saved;
 }
@@ -96,6 +99,7 @@ int pm_read_not_made(struct pm_job *j)
 	if (fd < 0)
 		return errno == ENOENT ? 0 : pm_fail("%s/%s: cannot read it: %s", j->root,
 						     PM_NOT_MADE_RECORD, strerror(errno));
+	j->record_found = 1;
 	if (!(f = fdopen(fd, "r"))) {
 		close(fd);
 		return pm_fail("out of memory");

@@ -67,6 +67,7 @@ struct pm_job {
 	 * the record of them, open once one failed in this phase */
 	uint64_t *not_made;
 	int record_fd;
+	int record_found;	/* an earlier phase made the record */
 };
 
 /* 1 if op is on a file whose create failed: it is not performed */

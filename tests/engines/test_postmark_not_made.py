@@ -86,3 +86,21 @@ def test_foreign_file_never_touched(tmp_path, io, runs):
     left = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
     dirs = sorted({name.split("/")[0] for name in names.values()})
     assert left == sorted(dirs + list(names.values())), left
+
+
+def test_record_name_taken_is_not_written(tmp_path):
+    """A foreign file at the record's own name is not appended to: the
+    failed create is said in one line, that file keeps its bytes."""
+    ops, _, _, _ = sequence(**PARAMS)
+    name = victims(ops)["pool"]
+    root = tmp_path / "root"
+    root.mkdir()
+    script = tmp_path / "pool.sh"
+    script.write_text(f"printf other > '{root / '.mdfio-postmark.failed'}'; printf foreign > '{root / name}'\n")
+    text = job(root, ("pool",), **OPTIONS).replace("phase=pool\n", f"phase=pool\nexec_prerun=sh {script}\n")
+    run = run_fio(text, tmp_path, check=False, timeout=120)
+    assert (root / ".mdfio-postmark.failed").read_bytes() == b"other"
+    assert (root / name).read_bytes() == b"foreign"
+    assert [line for line in run.mdfio_lines() if "cannot record" in line] == [
+        f"mdfio: {root}/.mdfio-postmark.failed: cannot record that {name} is not mdfio's (File exists): "
+        "a later phase may touch it"]
