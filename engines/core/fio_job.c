@@ -32,3 +32,8 @@ void mdfio_answer_fio(struct thread_data *td)
 	update_rusage_stat(td);
 	fio_sem_up(td->rusage_sem);
 }
+
+void mdfio_answer_fio_waiting(void *td)
+{
+	mdfio_answer_fio(td);
+}

@@ -260,6 +260,9 @@ struct thread_data *mdfio_job_parent(struct thread_data *td);
  * gives up on that lock after a few seconds and fails the run ("fio seems
  * to be stuck grabbing stat_sem"). */
 void mdfio_answer_fio(struct thread_data *td);
+/* the same as a rank file's waiting callback (struct mdfio_rankfile), for
+ * a waiting_arg that is the job itself */
+void mdfio_answer_fio_waiting(void *td);
 /* How long fio's statistics, and a job that ends meanwhile, may wait for a
  * rank that waits: a short wait of its own, against the wakeups of every
  * waiting rank. */

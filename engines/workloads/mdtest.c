@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "fio_compat.h"
+#include "job.h"
 #include "optgroup.h"
 
 #include "mdtest_tree.h"
@@ -238,23 +239,6 @@ static const char *env(const char *name)
 	return getenv(name);
 }
 
-/* The job a clone was made from, which keeps the real numjobs. */
-static struct thread_data *parent_of(struct thread_data *td)
-{
-	struct thread_data *t, *parent = td;
-	int i;
-
-	if (!td->subjob_number)
-		return td;
-	mdfio_for_each_td(t, i) {
-		if (t->thread_number > td->thread_number)
-			break;
-		if (!t->subjob_number)
-			parent = t;
-	}
-	return parent;
-}
-
 static int find_world(struct thread_data *td, struct rank *r)
 {
 	struct mdtest_eo *eo = td->eo;
@@ -264,7 +248,7 @@ static int find_world(struct thread_data *td, struct rank *r)
 		snprintf(r->host, sizeof(r->host), "?");
 	r->host[sizeof(r->host) - 1] = '\0';
 	snprintf(r->hosts, sizeof(r->hosts), "%s", pick(eo->hosts, buf, sizeof(buf)));
-	if (mdfio_world_find(&r->world, parent_of(td)->o.numjobs, r->hosts, r->host,
+	if (mdfio_world_find(&r->world, mdfio_job_parent(td)->o.numjobs, r->hosts, r->host,
 			     env, msg, sizeof(msg)))
 		return fail("%s", msg);
 	return 0;
@@ -690,19 +674,6 @@ static void remove_test_dirs(struct rank *r)
 
 /* ------------------------------------------------------------ the job */
 
-static void answer_fio(void *arg)
-{
-	struct thread_data *td = arg;
-
-	/* what fio's loop does between io_us, while the rank waits outside
-	 * it (see mdfio_answer_fio in core/job.h) */
-	if (!td->update_rusage || !td->rusage_sem)
-		return;
-	td->update_rusage = 0;
-	update_rusage_stat(td);
-	fio_sem_up(td->rusage_sem);
-}
-
 static int barrier(struct thread_data *td, struct rank *r, const char *step)
 {
 	char phase[MDFIO_RANKFILE_PHASE_LEN], msg[1024];
@@ -710,7 +681,7 @@ static int barrier(struct thread_data *td, struct rank *r, const char *step)
 
 	snprintf(phase, sizeof(phase), "mdtest-%" PRIu32 "-%s%s", r->p.iteration,
 		 mdtest_phase_names[r->phase], step);
-	r->rf.waiting = answer_fio;
+	r->rf.waiting = mdfio_answer_fio_waiting;
 	r->rf.waiting_arg = td;
 	if (mdfio_rankfile_barrier(&r->rf, phase, r->join_timeout * 1000u, &b, NULL, NULL,
 				   msg, sizeof(msg)))
@@ -740,7 +711,7 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	memset(r->buf, 'm', size);
 	r->rf.fd = -1;
 	if (mdfio_rankfile_claim(&r->rf, r->root_fd, r->p.rank, r->p.ranks,
-				 parent_of(td)->o.numjobs, r->host, msg, sizeof(msg)))
+				 mdfio_job_parent(td)->o.numjobs, r->host, msg, sizeof(msg)))
 		return fail("%s: %s", r->root, msg);
 	r->claimed = 1;
 	/* every rank looks for the test directories, so that none waits at

@@ -135,23 +135,6 @@ static void set_units(struct thread_data *td, uint64_t units)
 	td->total_io_size = bytes;
 }
 
-/* The job a clone was made from: fio places clones right after it. */
-static struct thread_data *parent_of(struct thread_data *td)
-{
-	struct thread_data *t, *parent = td;
-	int i;
-
-	if (!td->subjob_number)
-		return td;
-	mdfio_for_each_td(t, i) {
-		if (t->thread_number > td->thread_number)
-			break;
-		if (!t->subjob_number)
-			parent = t;
-	}
-	return parent;
-}
-
 /* drop_caches=1: the first rank of each fio drops its host's caches; the
  * barrier after it holds every rank until all have. */
 static int drop_caches(struct thread_data *td)
@@ -184,21 +167,8 @@ static int world_of(struct thread_data *td, const char *hosts, struct mdfio_worl
 	if (gethostname(host, hostlen))
 		snprintf(host, hostlen, "?");
 	host[hostlen - 1] = 0;
-	return mdfio_world_find(w, parent_of(td)->o.numjobs, hosts, host,
+	return mdfio_world_find(w, mdfio_job_parent(td)->o.numjobs, hosts, host,
 				(const char *(*)(const char *))getenv, msg, msglen);
-}
-
-static void answer_fio(void *arg)
-{
-	struct thread_data *td = arg;
-
-	/* what fio's loop does between io_us, while the rank waits outside
-	 * it at a barrier */
-	if (!td->update_rusage || !td->rusage_sem)
-		return;
-	td->update_rusage = 0;
-	update_rusage_stat(td);
-	fio_sem_up(td->rusage_sem);
 }
 
 /* Every rank of the run meets here; step names which of a phase's two
@@ -210,8 +180,8 @@ static int barrier(struct thread_data *td, struct tree_job *j, unsigned int time
 	uint64_t b;
 
 	snprintf(phase, sizeof(phase), "tree-%s-%d%s", phases[j->phase].name,
-		 parent_of(td)->thread_number, step);
-	j->rf.waiting = answer_fio;
+		 mdfio_job_parent(td)->thread_number, step);
+	j->rf.waiting = mdfio_answer_fio_waiting;
 	j->rf.waiting_arg = td;
 	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
 		return mdfio_error("%s: rank %u (host %s), tree %s: %s", td->o.directory, j->rank,
@@ -240,7 +210,7 @@ static int tree_init(struct thread_data *td)
 {
 	struct tree_options *given = td->eo;
 	const struct tree_values *o;
-	struct thread_data *parent = parent_of(td);
+	struct thread_data *parent = mdfio_job_parent(td);
 	struct tree_job *j;
 	const char *root = td->o.directory;
 	uint64_t v, size, join_timeout = 60;
