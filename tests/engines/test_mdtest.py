@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from conftest import MPI_ENV, MPIRUN, SOURCE_ROOT, engine_path, fio_env, job, need_mpirun, run_fio
+from conftest import MDTEST_ORDER as ORDER, MDTEST_SLOT, MPI_ENV, MPIRUN, SOURCE_ROOT, engine_path, fio_env, job, \
+    need_mpirun, run_fio
 
 FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
 sys.path.insert(0, str(FIXTURES))
@@ -20,8 +21,6 @@ import trace  # noqa: E402
 CASES = json.loads((FIXTURES / "cases.json").read_text())
 CREATES = ("tree_create", "dir_create", "file_create")
 REST = ("dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove")
-ORDER = ("tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat",
-         "file_read", "file_remove", "tree_remove")
 
 
 def sections(case, names):
@@ -59,16 +58,13 @@ def test_counts_and_phase_times_in_fios_json(tmp_path):
     root.mkdir()
     case = CASES[0]
     run = run_fio(mdtest_job(case, root, list(ORDER)), tmp_path, check=True)
-    slot = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
-            "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
-            "tree_remove": "trim"}
     for phase in ORDER:
         jobs = [j for j in run.jobs() if j["job options"]["phase"] == phase]
         assert len(jobs) == 2
         for j in jobs:
             rank = int(j["desc"].split("rank=")[1].split()[0])
             n = 7 if not phase.startswith("tree") or rank == 0 else 0
-            s = j[slot[phase]]
+            s = j[MDTEST_SLOT[phase]]
             assert (s["total_ios"], s["clat_ns"]["N"], s["drop_ios"]) == (n, n, 0), (phase, rank)
             # the rank's exact phase time: one sample, at least its
             # operations' time

@@ -14,7 +14,8 @@ import pytest
 
 import mdfio.fio
 import mdfio.hosts
-from conftest import SOURCE_ROOT, client_env, fio_client, fio_env, job, run_fio
+from conftest import MDTEST_NUMBER as NUMBER, MDTEST_ORDER as ORDER, MDTEST_SLOT as SLOT, \
+    MDTEST_TITLES as TITLES, SOURCE_ROOT, client_env, fio_client, fio_env, job, run_fio
 
 FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
 sys.path.insert(0, str(FIXTURES))
@@ -22,16 +23,7 @@ import trace  # noqa: E402
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 CREATES = ["tree_create", "dir_create", "file_create"]
-ORDER = ["tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat", "file_read",
-         "file_remove", "tree_remove"]
 REST = ["dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove"]
-SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
-        "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
-        "tree_remove": "trim"}
-TITLES = {"dir_create": "Directory creation", "dir_stat": "Directory stat", "dir_remove": "Directory removal",
-          "file_create": "File creation", "file_stat": "File stat", "file_read": "File read",
-          "file_remove": "File removal", "tree_create": "Tree creation", "tree_remove": "Tree removal"}
-NUMBER = re.compile(r"-?[0-9]+\.[0-9]{3}")
 DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+")
 # -n 6 -b 2 -z 1 -N 1 -w 3 -e 3: a shared tree of 3 directories, made by
 # rank 0 alone; each rank stats, reads and removes the items of the next

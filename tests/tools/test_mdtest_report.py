@@ -7,19 +7,11 @@ import math
 import re
 import subprocess
 
-from conftest import SOURCE_ROOT, job, run_fio
+from conftest import MDTEST_NUMBER as NUMBER, MDTEST_ORDER as ORDER, MDTEST_SLOT as SLOT, \
+    MDTEST_TITLES as TITLES, SOURCE_ROOT, job, run_fio
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 FIXTURES = SOURCE_ROOT / "tests" / "fixtures" / "mdtest"
-ORDER = ("tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat",
-         "file_read", "file_remove", "tree_remove")
-SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
-        "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
-        "tree_remove": "trim"}
-TITLES = {"dir_create": "Directory creation", "dir_stat": "Directory stat", "dir_remove": "Directory removal",
-          "file_create": "File creation", "file_stat": "File stat", "file_read": "File read",
-          "file_remove": "File removal", "tree_create": "Tree creation", "tree_remove": "Tree removal"}
-NUMBER = re.compile(r"-?[0-9]+\.[0-9]{3}")
 FIELD = re.compile(r" *-?[0-9]+\.[0-9]{3}")
 
 
