@@ -29,7 +29,7 @@ import re
 import secrets
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +81,15 @@ def doubling(low: int, high: int) -> list[int]:
         out.append(low)
         low *= 2
     return out
+
+
+def grid(args: argparse.Namespace) -> Iterator[tuple[int, int]]:
+    """IOzone's grid: each file size, with each record size up to it."""
+    for file_kb in doubling(*args.file_kb):
+        for record_kb in doubling(*args.record_kb):
+            if record_kb > file_kb:
+                break
+            yield file_kb, record_kb
 
 
 @dataclass
@@ -173,14 +182,11 @@ def run_sweep(args: argparse.Namespace, out: Path) -> list[Cell]:
                        "overwrite: remove it, or give another directory")
     cells = []
     try:
-        for file_kb in doubling(*args.file_kb):
-            for record_kb in doubling(*args.record_kb):
-                if record_kb > file_kb:
-                    break
-                if os.path.lexists(target):
-                    os.unlink(target)
-                for test in args.tests:
-                    cells += run_test(args, out, target, test, file_kb, record_kb)
+        for file_kb, record_kb in grid(args):
+            if os.path.lexists(target):
+                os.unlink(target)
+            for test in args.tests:
+                cells += run_test(args, out, target, test, file_kb, record_kb)
     finally:
         if os.path.lexists(target):
             os.unlink(target)
@@ -331,12 +337,9 @@ def run_sweep_hosts(args: argparse.Namespace, out: Path, hr: HostRun) -> list[Ce
     ends (they were not there before: check_hosts)."""
     cells = []
     try:
-        for file_kb in doubling(*args.file_kb):
-            for record_kb in doubling(*args.record_kb):
-                if record_kb > file_kb:
-                    break
-                for test in args.tests:
-                    cells += run_host_test(args, out, hr, test, file_kb, record_kb)
+        for file_kb, record_kb in grid(args):
+            for test in args.tests:
+                cells += run_host_test(args, out, hr, test, file_kb, record_kb)
     except BaseException:
         # the sweep's own failure is the one to tell
         remove_host_files(args, out, hr)
