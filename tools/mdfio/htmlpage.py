@@ -250,37 +250,41 @@ def point_cells(point: Point, dims: Sequence[str]) -> list[object]:
     return [point.filesystem.name, *(point.values[k] for k in dims)]
 
 
-def phase_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], phase: str) -> str:
-    """objects/s of phase per point: over every run of the point and,
-    for the benchmark, every repeat of each."""
+def spread_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], query: str,
+                 args: Sequence[object], unit: str, title: str) -> str:
+    """A rate per point, over every run of the point: query selects the
+    values of runs whose ids it is given last ("run_id IN ({ids})"), in
+    order."""
     dims = dimensions(study)
     rows = []
     for p in study.points():
         ids = runs[p.name]
-        values = [v for (v,) in db.execute(
-            f"SELECT obj_per_s FROM phases WHERE phase = ? AND obj_per_s IS NOT NULL AND run_id IN "
-            f"({', '.join('?' * len(ids))}) ORDER BY run_id, position", (phase, *ids))] if ids else []
+        values = [v for (v,) in db.execute(query.format(ids=", ".join("?" * len(ids))), (*args, *ids))] \
+            if ids else []
         rows.append([*point_cells(p, dims), len(ids), *spread(values)])
+    return table(["file system", *dims, "runs", "n", f"mean {unit}", "sd", "sd % of mean", "min", "max"], rows,
+                 title)
+
+
+def phase_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], phase: str) -> str:
+    """objects/s of phase per point: over every run of the point and,
+    for the benchmark, every repeat of each."""
     what = "every benchmark repeat of every run" if phase == "benchmark" else "one per run"
-    return table(["file system", *dims, "runs", "n", "mean obj/s", "sd", "sd % of mean", "min", "max"], rows,
-                 f"{phase}: objects/s per point ({what})")
+    return spread_table(db, study, runs,
+                        "SELECT obj_per_s FROM phases WHERE phase = ? AND obj_per_s IS NOT NULL AND run_id IN "
+                        "({ids}) ORDER BY run_id, position", (phase,), "obj/s",
+                        f"{phase}: objects/s per point ({what})")
 
 
 def op_table(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]], phase: str, op: str,
              unit: str) -> str:
     """Another workload's rate of op in phase per point: over every run
     of the point and every repeat (mdtest's iterations) of each."""
-    dims = dimensions(study)
-    rows = []
-    for p in study.points():
-        ids = runs[p.name]
-        values = [v for (v,) in db.execute(
-            f"SELECT o.rate FROM ops o JOIN phases ph ON ph.run_id = o.run_id AND ph.position = o.position "
-            f"WHERE ph.phase = ? AND o.op = ? AND o.rate IS NOT NULL AND o.run_id IN ({', '.join('?' * len(ids))}) "
-            f"ORDER BY o.run_id, o.position", (phase, op, *ids))] if ids else []
-        rows.append([*point_cells(p, dims), len(ids), *spread(values)])
-    return table(["file system", *dims, "runs", "n", f"mean {unit}", "sd", "sd % of mean", "min", "max"], rows,
-                 f"{phase}: {op} {unit} per point")
+    return spread_table(db, study, runs,
+                        "SELECT o.rate FROM ops o JOIN phases ph ON ph.run_id = o.run_id AND "
+                        "ph.position = o.position WHERE ph.phase = ? AND o.op = ? AND o.rate IS NOT NULL "
+                        "AND o.run_id IN ({ids}) ORDER BY o.run_id, o.position", (phase, op), unit,
+                        f"{phase}: {op} {unit} per point")
 
 
 def workload_tables(db: sqlite3.Connection, study: Study, runs: Mapping[str, list[int]]) -> str:
