@@ -10,11 +10,31 @@
 
 #include "tree.h"
 
+/* The end of a read or rewrite: the file closed (its error counts as the
+ * operation's), the time from t0 recorded, or the operation counted as
+ * dropped with its one line. err -1: not the copy's file (no errno). */
+static int64_t closed(struct thread_data *td, struct tree_job *j, enum fio_ddir dd, const char *what,
+		      const char *path, int fd, int err, uint64_t t0, uint64_t bytes)
+{
+	uint64_t t1;
+
+	if (fd >= 0 && close(fd) && !err)
+		err = errno;
+	t1 = mdfio_now();
+	if (err) {
+		td->ts.drop_io_u[dd]++;
+		op_error(j, what, path, err > 0 ? err : 0);
+		return -1;
+	}
+	mdfio_add_clat(td, dd, t1 - t0, bytes);
+	return (int64_t)bytes;
+}
+
 static int64_t read_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
 {
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
-	uint64_t t0, t1, bytes = 0;
+	uint64_t t0, bytes = 0;
 	struct tree_id id;
 
 	if (dir < 0) {
@@ -40,23 +60,14 @@ static int64_t read_one(struct thread_data *td, struct tree_job *j, const struct
 			bytes += (uint64_t)got;
 		}
 	}
-	if (fd >= 0 && close(fd) && !err)
-		err = errno;
-	t1 = mdfio_now();
-	if (err) {
-		td->ts.drop_io_u[DDIR_READ]++;
-		op_error(j, "read:", e->path, err > 0 ? err : 0);
-		return -1;
-	}
-	mdfio_add_clat(td, DDIR_READ, t1 - t0, bytes);
-	return (int64_t)bytes;
+	return closed(td, j, DDIR_READ, "read:", e->path, fd, err, t0, bytes);
 }
 
 static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const struct tree_entry *e)
 {
 	const char *name;
 	int dir = enter_parent(j, e->path, &name), fd, err = 0;
-	uint64_t t0, t1;
+	uint64_t t0;
 	struct tree_id id;
 	size_t put = 0;
 
@@ -85,16 +96,7 @@ static int64_t rewrite_one(struct thread_data *td, struct tree_job *j, const str
 			put += (size_t)w;
 		}
 	}
-	if (fd >= 0 && close(fd) && !err)
-		err = errno;
-	t1 = mdfio_now();
-	if (err) {
-		td->ts.drop_io_u[DDIR_WRITE]++;
-		op_error(j, "rewrite:", e->path, err > 0 ? err : 0);
-		return -1;
-	}
-	mdfio_add_clat(td, DDIR_WRITE, t1 - t0, j->value_len);
-	return (int64_t)j->value_len;
+	return closed(td, j, DDIR_WRITE, "rewrite:", e->path, fd, err, t0, j->value_len);
 }
 
 /* A name the delete leaves: not what the copy made there, or a directory
