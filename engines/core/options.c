@@ -8,32 +8,11 @@
 #include <string.h>
 
 #include "job.h"
+#include "pick.h"
 
 #define MDFIO_REPEATS_MAX 1000000
 /* a day: a host that has not started a rank by then will not */
 #define MDFIO_JOIN_TIMEOUT_MAX 86400
-
-/* "value|default": a jobfile writes datasets=${MDW_D}|10 because fio turns an
- * unset variable into "" and rejects empty values. A value longer than buf
- * becomes "", which every parser refuses, naming the whole option: cut
- * short, 000...05 would have been taken for 0. */
-static const char *pick(const char *s, char *buf, size_t len)
-{
-	const char *bar = strchr(s, '|');
-
-	if (!bar)
-		return s;
-	if (bar != s) {
-		size_t n = (size_t)(bar - s);
-
-		if (n >= len)
-			n = 0;
-		memcpy(buf, s, n);
-		buf[n] = '\0';
-		return buf;
-	}
-	return bar + 1;
-}
 
 int mdfio_option_value(const char *name, const char *s, char *out, size_t len)
 {
@@ -52,7 +31,7 @@ int mdfio_parse_u64(const char *name, const char *s, uint64_t min,
 		    uint64_t max, uint64_t *out)
 {
 	char buf[256], *end;
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 	unsigned long long x;
 
 	errno = 0;
@@ -121,7 +100,7 @@ static int cb_phase(void *data, const char *s)
 {
 	struct thread_data *td = *(struct thread_data **)data;
 	char buf[64];
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 	enum mdfio_phase ph;
 
 	for (ph = MDFIO_PRECREATE; ph <= MDFIO_CLEANUP; ph++) {
@@ -143,7 +122,7 @@ static int cb_phase(void *data, const char *s)
 }
 
 /* ranks, object_size and root set fio's own numjobs, bs and directory; they
- * exist only so that a jobfile can give those a default (see pick()). */
+ * exist only so that a jobfile can give those a default (see mdfio_pick()). */
 static int cb_ranks(void *data, const char *s)
 {
 	struct thread_data *td = *(struct thread_data **)data;
@@ -173,7 +152,7 @@ static int cb_root(void *data, const char *s)
 {
 	struct thread_data *td = *(struct thread_data **)data;
 	char buf[PATH_MAX];
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 
 	if (!*v)
 		return mdfio_error("root=%s: expected a directory", s);
@@ -188,7 +167,7 @@ static int cb_root(void *data, const char *s)
 static int cb_data_pattern(void *data, const char *s)
 {
 	char buf[64];
-	int k = mdfio_pattern_kind_parse(pick(s, buf, sizeof(buf)));
+	int k = mdfio_pattern_kind_parse(mdfio_pick(s, buf, sizeof(buf)));
 
 	if (k < 0)
 		return mdfio_error("data_pattern=%s: expected md-workbench or mdfio", s);
@@ -199,7 +178,7 @@ static int cb_data_pattern(void *data, const char *s)
 static int cb_packet_type(void *data, const char *s)
 {
 	char buf[64];
-	int t = mdfio_packet_parse(pick(s, buf, sizeof(buf)));
+	int t = mdfio_packet_parse(mdfio_pick(s, buf, sizeof(buf)));
 
 	if (t < 0)
 		return mdfio_error("data_packet_type=%s: expected t, o, i or r (timestamp, offset, incompressible, random)", s);
@@ -212,7 +191,7 @@ static int cb_packet_type(void *data, const char *s)
 static int cb_random_seed(void *data, const char *s)
 {
 	char buf[64], *end;
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 	long long x;
 
 	errno = 0;
@@ -232,7 +211,7 @@ static int cb_random_seed(void *data, const char *s)
 static int cb_waiting_factor(void *data, const char *s)
 {
 	char buf[64], *end;
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 	double x;
 
 	errno = 0;

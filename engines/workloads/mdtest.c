@@ -29,6 +29,7 @@
 #include "optgroup.h"
 
 #include "mdtest_tree.h"
+#include "pick.h"
 #include "rankfile.h"
 #include "world.h"
 
@@ -122,32 +123,11 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
-/* "value|default", as every mdfio option takes it (a jobfile writes
- * items=${MDT_N}|1000) */
-static const char *pick(const char *s, char *buf, size_t len)
-{
-	const char *bar = s ? strchr(s, '|') : NULL;
-	size_t n;
-
-	if (!s)
-		return "";
-	if (!bar)
-		return s;
-	if (bar == s)
-		return bar + 1;
-	n = (size_t)(bar - s);
-	if (n >= len)
-		n = 0;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 static int parse_u64(const char *name, const char *given, const char *def,
 		     uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char buf[64], *end;
-	const char *s = given ? pick(given, buf, sizeof(buf)) : def;
+	const char *s = given ? mdfio_pick(given, buf, sizeof(buf)) : def;
 	unsigned long long v;
 
 	errno = 0;
@@ -163,7 +143,7 @@ static int cb_phase(void *data, const char *s)
 {
 	struct thread_data *td = *(struct thread_data **)data;
 	char buf[64];
-	int ph = mdtest_phase_parse(pick(s, buf, sizeof(buf)));
+	int ph = mdtest_phase_parse(mdfio_pick(s, buf, sizeof(buf)));
 	enum mdtest_op op;
 
 	if (ph < 0)
@@ -194,7 +174,7 @@ static int cb_root(void *data, const char *s)
 {
 	struct thread_data *td = *(struct thread_data **)data;
 	char buf[PATH_MAX];
-	const char *v = pick(s, buf, sizeof(buf));
+	const char *v = mdfio_pick(s, buf, sizeof(buf));
 
 	if (!*v)
 		return fail("root=%s: expected a directory", s);
@@ -247,7 +227,7 @@ static int find_world(struct thread_data *td, struct rank *r)
 	if (gethostname(r->host, sizeof(r->host)))
 		snprintf(r->host, sizeof(r->host), "?");
 	r->host[sizeof(r->host) - 1] = '\0';
-	snprintf(r->hosts, sizeof(r->hosts), "%s", pick(eo->hosts, buf, sizeof(buf)));
+	snprintf(r->hosts, sizeof(r->hosts), "%s", mdfio_pick(eo->hosts, buf, sizeof(buf)));
 	if (mdfio_world_find(&r->world, mdfio_job_parent(td)->o.numjobs, r->hosts, r->host,
 			     env, msg, sizeof(msg)))
 		return fail("%s", msg);
