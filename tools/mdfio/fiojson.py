@@ -1252,9 +1252,12 @@ POSTMARK_DESC = re.compile(r"mdfio postmark phase=(\w+) files=(\d+) transactions
 class PostmarkPhase:
     """One section of an mdfio-postmark run: its phase, its exact time
     (s), and per operation its Latency and errors; expected: the whole
-    run's counters as the sequence has them (the description's)."""
+    run's counters as the sequence has them (the description's); host:
+    the fio server's address in a fio client's JSON ("" otherwise), each
+    host of hosts= running a PostMark of its own."""
 
-    def __init__(self, job: Reader):
+    def __init__(self, job: Reader, host: str = ""):
+        self.host = host
         who = f"{job.name}: job {job.text('jobname', '?')!r}"
         m = POSTMARK_DESC.fullmatch(job.text("desc", ""))
         if not m:
@@ -1290,5 +1293,5 @@ def postmark_phases(doc: dict[str, Any], name: str) -> list[PostmarkPhase]:
             continue
         job = Reader(j, name, f"job {i}")
         if job.text("desc", "").startswith("mdfio postmark "):
-            phases.append(PostmarkPhase(job))
+            phases.append(PostmarkPhase(job, job.text("hostname", "?") if key == "client_stats" else ""))
     return phases

@@ -10,6 +10,7 @@ Data lines here are postmark's to the last digit.
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
@@ -147,4 +148,43 @@ def render(phases: list) -> list[str]:
         q = [big.latency[op].percentile.get(k) if n else None for k in QUANTILES]
         lines.append(f"\t{op}: {n} {errors} {_us(min(mins) if mins else None)} "
                      + " ".join(_us(v) for v in q) + f" {_us(max(maxs) if maxs else None)}")
+    return lines
+
+
+def _address_key(host: str) -> list:
+    """127.0.0.10 after 127.0.0.9: numbers as numbers."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", host)]
+
+
+def render_hosts(phases: list) -> list[str]:
+    """render's lines for a run on one host; for a run over several
+    (hosts=, a fio client's JSON), each host's report, in the order of its
+    address (the JSON's order is the order the hosts ended in), and their
+    aggregate: the phases start together on every host
+    (the rank file's barrier), so a phase's time is the slowest host's,
+    and a rate the sum of the hosts' rates."""
+    hosts: dict[str, list] = {}
+    for p in phases:
+        hosts.setdefault(p.host, []).append(p)
+    if len(hosts) == 1:
+        return render(phases)
+    lines = []
+    runs = []
+    for host, mine in sorted(hosts.items(), key=lambda h: _address_key(h[0])):
+        lines += [f"Host {host}:", *(f"\t{line}" if line else "" for line in render(mine)), ""]
+        runs.append(run_of(mine))
+    seconds = {ph: max(s[ph] for _, s in runs) for ph in ("pool", "transactions", "delete")}
+    total = sum(seconds.values())
+    tx_rate = sum(r.transactions / s["transactions"] for r, s in runs if s["transactions"])
+    created_rate = sum(r.created / sum(s.values()) for r, s in runs if sum(s.values()))
+    counts = {k: sum(getattr(r, k) for r, _ in runs) for k in ("transactions", "created", "read", "appended",
+                                                               "deleted")}
+    lines += [f"All {len(runs)} hosts (mdfio):",
+              f"\t{total:.6f} seconds total, each phase the slowest host's from their common start: "
+              f"pool {seconds['pool']:.6f}, transactions {seconds['transactions']:.6f}, "
+              f"deletion {seconds['delete']:.6f}",
+              f"\t{counts['transactions']} transactions, {counts['created']} created, {counts['read']} read, "
+              f"{counts['appended']} appended, {counts['deleted']} deleted",
+              f"\t{tx_rate:.2f} transactions per second, {created_rate:.2f} files created per second "
+              "(the sum of the hosts' rates)"]
     return lines

@@ -505,7 +505,7 @@ def write_html(path: str, run: Run, lines: Sequence[str], logs: str | None, reco
 def report_postmark(phases: list) -> int:
     """An mdfio-postmark run: PostMark's report and mdfio's lines
     (docs/postmark.md); 1 if an operation failed."""
-    print("\n".join(postmark.render(phases)))
+    print("\n".join(postmark.render_hosts(phases)))
     errors = sum(sum(p.errors.values()) for p in phases)
     if errors:
         print(f"mdfio-report: {errors} postmark operations failed: the counts above are those done",
