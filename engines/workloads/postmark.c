@@ -30,6 +30,7 @@
 
 #include "postmark_job.h"
 #include "sysio.h"
+#include "world.h"
 
 #define EXPORT __attribute__((visibility("default")))
 /* what the pool leaves in the root beside the files: the parameters it ran
@@ -43,7 +44,7 @@ struct pm_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	char *phase, *files, *transactions, *size_low, *size_high, *subdirectories;
 	char *read_block, *write_block, *bias_read, *bias_create, *seed, *buffering;
-	char *io;
+	char *io, *hosts, *join_timeout;
 };
 
 /* "value|default", as every mdfio option takes it (a jobfile writes
@@ -194,6 +195,8 @@ static struct fio_option options[] = {
 	  .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID,
 	  .help = "Sets iodepth: operations in flight with pm_io=uring; accepts value|default" },
 	OPT("pm_io", io, "How operations are issued: sync (one at a time, as postmark) or uring (io_uring, iodepth in flight; needs pm_buffering=false)"),
+	OPT("hosts", hosts, "Host names of the fio servers of one run, ','-separated: each runs its own PostMark in <directory>/h<index> with pm_seed + index"),
+	OPT("join_timeout", join_timeout, "With hosts=: seconds a host waits at a phase's start for hosts no fio has started (default 60)"),
 	{ .name = NULL },
 };
 
@@ -269,6 +272,35 @@ static int read_options(struct thread_data *td, struct pm_job *j)
 	return read_io(eo, j);
 }
 
+/* hosts=: this host's index in the list (the host index is the rank, as
+ * every host runs one job), and its seed: pm_seed + index, so that the
+ * hosts' pools differ as separate postmark runs would. */
+static int place_host(struct thread_data *td, struct pm_job *j)
+{
+	struct pm_eo *eo = td->eo;
+	struct mdfio_world w;
+	char buf[1024], msg[1024];
+	const char *hosts = pick(eo->hosts, buf, sizeof(buf));
+
+	j->hosts = 0;
+	if (!hosts || !*hosts)
+		return 0;
+	if (gethostname(j->host, sizeof(j->host)))
+		snprintf(j->host, sizeof(j->host), "?");
+	j->host[sizeof(j->host) - 1] = '\0';
+	if (mdfio_world_find(&w, 1, hosts, j->host, (const char *(*)(const char *))getenv,
+			     msg, sizeof(msg)))
+		return pm_fail("%s", msg);
+	j->host_index = w.base;
+	j->hosts = w.total;
+	if (j->p.seed > INT32_MAX - j->host_index)
+		return pm_fail("pm_seed=%u: expected at most %u with hosts= of %u hosts (host %u runs seed pm_seed + %u)",
+			       j->p.seed, (unsigned int)(INT32_MAX - (j->hosts - 1)), j->hosts,
+			       j->host_index, j->host_index);
+	j->p.seed += j->host_index;
+	return 0;
+}
+
 /* ------------------------------------------------- the sequence's state */
 
 /* Replays the phases before this one without I/O, up to this phase's first
@@ -336,14 +368,14 @@ static void set_units(struct thread_data *td, uint64_t units)
  * mdfio-report reads. */
 static int engine_setup(struct thread_data *td)
 {
-	struct pm_job j = { .root_fd = -1, .record_fd = -1 };
+	struct pm_job j = { .root_fd = -1, .record_fd = -1, .base_fd = -1 };
 	char desc[FIO_JOBDESC_SIZE], whole[224];
 	uint64_t units = 0;
 	int d, err;
 
 	if (!td->files || !td->o.nr_files)
 		return 0;
-	if (read_options(td, &j))
+	if (read_options(td, &j) || place_host(td, &j))
 		return 1;
 	if (td->o.numjobs > 1)
 		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
@@ -563,20 +595,38 @@ static int (*const perform[MDFIO_PM_KIND_NR])(struct pm_job *, int, const char *
 
 /* ------------------------------------------------------------ the job */
 
-static int init_job(struct thread_data *td, struct pm_job *j)
+/* The root: directory= itself, or with hosts= this host's own h<index>
+ * in it, which the pool makes (or takes, if empty). Never through a
+ * symlink. */
+static int open_root(struct thread_data *td, struct pm_job *j)
+{
+	const char *base = td->o.directory ? td->o.directory : ".";
+	char name[32];
+
+	if (!j->hosts) {
+		snprintf(j->root, sizeof(j->root), "%s", base);
+		j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		snprintf(name, sizeof(name), "h%u", j->host_index);
+		snprintf(j->root, sizeof(j->root), "%s/%s", base, name);
+		if (j->phase == PHASE_POOL && mkdirat(j->base_fd, name, DIR_MODE) && errno != EEXIST)
+			return pm_fail("%s: cannot make it: %s", j->root, strerror(errno));
+		j->root_fd = openat(j->base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (j->root_fd < 0)
+		return pm_fail("directory=%s: %s", j->root,
+			    errno == ENOENT || errno == ENOTDIR || errno == ELOOP ?
+			    "not an existing directory" : strerror(errno));
+	return 0;
+}
+
+/* Everything before the phase's first operation: untimed. */
+static int prepare(struct thread_data *td, struct pm_job *j)
 {
 	char params[512];
 
-	if (read_options(td, j))
+	if (open_root(td, j))
 		return 1;
-	/* a clone has numjobs 1: its subjob number tells it is one */
-	if (td->o.numjobs > 1 || td->subjob_number)
-		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
-	snprintf(j->root, sizeof(j->root), "%s", td->o.directory ? td->o.directory : ".");
-	j->root_fd = open(j->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (j->root_fd < 0)
-		return pm_fail("directory=%s: %s", j->root,
-			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
 	param_text(&j->p, params, sizeof(params));
 	if (j->phase == PHASE_POOL ? claim_empty_root(j, params) :
 	    check_mark(j, params) || pm_read_not_made(j))
@@ -604,6 +654,81 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 	return 0;
 }
 
+static void answer_fio(void *arg)
+{
+	struct thread_data *td = arg;
+
+	/* what fio's loop does between io_us, while the job waits outside
+	 * it at a barrier */
+	if (!td->update_rusage || !td->rusage_sem)
+		return;
+	td->update_rusage = 0;
+	update_rusage_stat(td);
+	fio_sem_up(td->rusage_sem);
+}
+
+/* Every host of the run meets here: step tells a phase's two barriers
+ * apart, the section's thread number its sections (the same on every host
+ * of one jobfile). */
+static int barrier(struct thread_data *td, struct pm_job *j, unsigned int timeout_s, const char *step)
+{
+	char phase[MDFIO_RANKFILE_PHASE_LEN], msg[1024];
+	uint64_t b;
+
+	snprintf(phase, sizeof(phase), "postmark-%s-%d%s", phase_names[j->phase],
+		 td->thread_number, step);
+	j->rf.waiting = answer_fio;
+	j->rf.waiting_arg = td;
+	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
+		return pm_fail("%s: host %u (%s), postmark %s: %s", td->o.directory, j->host_index,
+			       j->host, phase_names[j->phase], msg);
+	return 0;
+}
+
+/* hosts=: the hosts claim their ranks in directory='s rank file and meet
+ * before the phase is prepared (the previous phase has ended on every
+ * host) and at its start, from whose release the phase's time runs. */
+static int init_hosts(struct thread_data *td, struct pm_job *j)
+{
+	struct pm_eo *eo = td->eo;
+	const char *base = td->o.directory ? td->o.directory : ".";
+	long long timeout;
+	char msg[1024];
+
+	if (parse_num("join_timeout", eo->join_timeout, 60, 1, 86400, 0, &timeout))
+		return 1;
+	j->base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->base_fd < 0)
+		return pm_fail("directory=%s: %s", base,
+			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
+	if (mdfio_rankfile_claim(&j->rf, j->base_fd, j->host_index, j->hosts, 1, j->host,
+				 msg, sizeof(msg)))
+		return pm_fail("directory=%s: %s", base, msg);
+	j->claimed = 1;
+	if (barrier(td, j, (unsigned int)timeout, ""))
+		return 1;
+	if (prepare(td, j)) {
+		snprintf(msg, sizeof(msg), "host %u (%s): postmark %s could not start", j->host_index,
+			 j->host, phase_names[j->phase]);
+		mdfio_rankfile_abort(&j->rf, msg);
+		return 1;
+	}
+	if (barrier(td, j, (unsigned int)timeout, "-go"))
+		return 1;
+	j->t0 = pm_now_ns();
+	return 0;
+}
+
+static int init_job(struct thread_data *td, struct pm_job *j)
+{
+	if (read_options(td, j) || place_host(td, j))
+		return 1;
+	/* a clone has numjobs 1: its subjob number tells it is one */
+	if (td->o.numjobs > 1 || td->subjob_number)
+		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
+	return j->hosts ? init_hosts(td, j) : prepare(td, j);
+}
+
 static int engine_init(struct thread_data *td)
 {
 	struct pm_job *j = calloc(1, sizeof(*j));
@@ -612,6 +737,8 @@ static int engine_init(struct thread_data *td)
 		return pm_fail("out of memory");
 	j->root_fd = -1;
 	j->record_fd = -1;
+	j->base_fd = -1;
+	j->rf.fd = -1;
 	td->io_ops_data = j;
 	return init_job(td, j);
 }
@@ -707,6 +834,14 @@ static void engine_cleanup(struct thread_data *td)
 		j->io->exit(j);
 	if (j->phase == PHASE_DELETE && j->done == j->units && j->root_fd >= 0)
 		remove_own(j);
+	if (j->phase == PHASE_DELETE && j->done == j->units && j->hosts && j->root_fd >= 0) {
+		char name[32];
+
+		/* the pool made h<index>: it goes if nothing else is in it */
+		snprintf(name, sizeof(name), "h%u", j->host_index);
+		if (unlinkat(j->base_fd, name, AT_REMOVEDIR))
+			pm_fail("%s: left: %s", j->root, strerror(errno));
+	}
 	for (k = 0; j->dir_fds && j->p.subdirectories > 1 && k < j->p.subdirectories; k++)
 		if (j->dir_fds[k] >= 0)
 			close(j->dir_fds[k]);
@@ -714,6 +849,10 @@ static void engine_cleanup(struct thread_data *td)
 		close(j->root_fd);
 	if (j->record_fd >= 0)
 		close(j->record_fd);
+	if (j->claimed)
+		(void)mdfio_rankfile_release(&j->rf, j->base_fd, NULL, NULL);
+	if (j->base_fd >= 0)
+		close(j->base_fd);
 	if (j->pm_ready)
 		mdfio_pm_free(&j->pm);
 	free(j->dir_fds);

@@ -12,6 +12,7 @@
 #include "fio_compat.h"
 
 #include "postmark.h"
+#include "rankfile.h"
 
 enum phase { PHASE_POOL = MDFIO_PM_POOL, PHASE_TRANSACTIONS = MDFIO_PM_TRANSACTIONS,
 	     PHASE_DELETE = MDFIO_PM_DELETION };
@@ -68,6 +69,13 @@ struct pm_job {
 	uint64_t *not_made;
 	int record_fd;
 	int record_found;	/* an earlier phase made the record */
+	/* hosts=: this host's place in the run, whose rank file in the
+	 * directory= the hosts meet at before and at the phase's start */
+	struct mdfio_rankfile rf;
+	int claimed;
+	int base_fd;		/* directory=, which holds h<index> and the rank file */
+	uint32_t host_index, hosts;	/* hosts: 0 without hosts= */
+	char host[64];
 };
 
 /* 1 if op is on a file whose create failed: it is not performed */
