@@ -708,13 +708,23 @@ static int init_hosts(struct thread_data *td, struct pm_job *j)
 	if (barrier(td, j, (unsigned int)timeout, ""))
 		return 1;
 	if (prepare(td, j)) {
-		snprintf(msg, sizeof(msg), "host %u (%s): postmark %s could not start", j->host_index,
-			 j->host, phase_names[j->phase]);
+		snprintf(msg, sizeof(msg), "host %u (%s): %s", j->host_index, j->host, pm_last_error());
 		mdfio_rankfile_abort(&j->rf, msg);
 		return 1;
 	}
-	if (barrier(td, j, (unsigned int)timeout, "-go"))
+	if (barrier(td, j, (unsigned int)timeout, "-go")) {
+		char name[32];
+
+		/* another host could not start: the pool this one prepared
+		 * goes, so that the run can be started again as it was */
+		if (j->phase == PHASE_POOL) {
+			remove_own(j);
+			snprintf(name, sizeof(name), "h%u", j->host_index);
+			if (unlinkat(j->base_fd, name, AT_REMOVEDIR))
+				pm_fail("%s: left: %s", j->root, strerror(errno));
+		}
 		return 1;
+	}
 	j->t0 = pm_now_ns();
 	return 0;
 }

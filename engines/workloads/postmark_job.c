@@ -28,13 +28,22 @@ uint64_t pm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* the job's last error line, which hosts= hands the other hosts */
+static __thread char last_error[2048];
+
+const char *pm_last_error(void)
+{
+	return last_error;
+}
+
 int pm_fail(const char *fmt, ...)
 {
-	char line[2048];
+	char *line = last_error;
+	size_t len = sizeof(last_error);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(line, len, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "mdfio: %s\n", line);
 	fflush(stderr);

@@ -92,6 +92,8 @@ int pm_read_not_made(struct pm_job *j);
 
 uint64_t pm_now_ns(void);
 int pm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last line pm_fail printed in this thread ("" if none). */
+const char *pm_last_error(void);
 /* The phase's next operation into *op: 0 once it has none. */
 int pm_next_op(struct pm_job *j, struct mdfio_pm_op *op);
 /* The descriptor of op's directory, and op's name in it, into name. */

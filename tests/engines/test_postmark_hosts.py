@@ -89,3 +89,20 @@ def test_bad_hosts_is_one_line(tmp_path):
                   timeout=TIMEOUT)
     assert len(run.mdfio_lines()) == 1 and "hosts=" in run.mdfio_lines()[0], run.stderr
     assert not any(root.iterdir())
+
+
+def test_a_host_that_cannot_start_stops_both(servers, tmp_path):
+    """Host 1's h1 is not empty: its pool refuses to start, host 0's stops
+    at the barrier with host 1's reason and takes back what it prepared."""
+    hosts = servers(2)
+    over = tmp_path / "over"
+    (over / "h1").mkdir(parents=True)
+    (over / "h1" / "theirs").write_text("kept\n")
+    run = fio_client(hosts, job(over, ("pool",), hosts=[h.name for h in hosts]), tmp_path, check=False,
+                     timeout=TIMEOUT)
+    assert [j["error"] != 0 for j in run.jobs()] == [True, True]
+    lines = [line for h in hosts for line in h.log.read_text().splitlines() if line.startswith("mdfio:")]
+    assert len(lines) == 2 and all("h1: not empty (it holds theirs)" in line for line in lines), lines
+    assert sorted(p.name for p in over.iterdir()) == ["h1"]
+    assert [p.name for p in (over / "h1").iterdir()] == ["theirs"]
+    assert (over / "h1" / "theirs").read_text() == "kept\n"
