@@ -28,6 +28,7 @@
 #include "fio_compat.h"
 #include "optgroup.h"
 
+#include "pick.h"
 #include "postmark_job.h"
 #include "sysio.h"
 #include "world.h"
@@ -47,25 +48,11 @@ struct pm_eo {
 	char *io, *hosts, *join_timeout;
 };
 
-/* "value|default", as every mdfio option takes it (a jobfile writes
- * pm_files=${PM_FILES}|500: fio makes an unset variable empty) */
+/* "value|default", as every mdfio option takes it (lib/pick.h); NULL: the
+ * option was not given, and its caller's default stands */
 static const char *pick(const char *s, char *buf, size_t len)
 {
-	const char *bar = s ? strchr(s, '|') : NULL;
-	size_t n;
-
-	if (!s)
-		return NULL;
-	if (!bar)
-		return s;
-	if (bar == s)
-		return bar + 1;
-	n = (size_t)(bar - s);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return buf;
+	return s ? mdfio_pick(s, buf, len) : NULL;
 }
 
 /* A number with fio's size suffixes (k, m, g: 1024-based, as fio's
