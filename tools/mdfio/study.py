@@ -13,6 +13,7 @@ runs it; mdfio.htmlpage.study_page() writes its page; main() is the
 command."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import itertools
@@ -70,6 +71,11 @@ STUDY_KEYS = ("name", "label", "repeats", "workdir", "memory_cgroup", "workload"
 WORKLOADS = {"postmark": ("postmark.fio", "postmark", "PM_ROOT"),
              "mdtest": ("mdtest.fio", "mdtest", "MDT_ROOT"),
              "tree": ("tree-study.fio", "tree", "TREE_ROOT")}
+# an IOzone sweep (mdfio-iozone, docs/iozone.md) as a study's workload:
+# its [parameters] and the tool's option each gives; a parameter not given
+# takes the tool's default
+IOZONE_OPTIONS = {"file_min": "-n", "file_max": "-g", "record_min": "-y", "record_max": "-q", "tests": "-i",
+                  "direct": "--direct", "fsync": "--fsync", "drop_caches": "--no-drop-caches"}
 # a variable of a jobfile: ${NAME}
 JOBFILE_VARIABLE = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 FS_KEYS = ("kind", "name", "size", "mkfs_options", "mount_options", "device", "direct_io")
@@ -298,16 +304,20 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Study:
         _fail(path, "[study] memory_cgroup", f"expected true or false, not {cgroup!r}")
 
     workload = st.get("workload", "md-workbench")
-    if workload != "md-workbench" and workload not in WORKLOADS:
-        _fail(path, "[study] workload", f"expected one of md-workbench, {', '.join(WORKLOADS)}, not {workload!r}")
+    if workload != "md-workbench" and workload not in WORKLOADS and workload != "iozone":
+        _fail(path, "[study] workload", f"expected one of md-workbench, {', '.join(WORKLOADS)}, iozone, "
+                                        f"not {workload!r}")
     params = doc.get("parameters", {})
     if workload != "md-workbench":
-        values = _workload_parameters(path, workload, params)
+        values = (_iozone_parameters(path, params) if workload == "iozone"
+                  else _workload_parameters(path, workload, params))
         entries_ = _filesystems(path, doc)
         study = Study(path, name, label, repeats, workdir, cgroup, entries_, values, None, workload)
         if cgroup:
             _fail(path, "[study] memory_cgroup", "md-workbench's (its lim_free_mem): not with another workload")
-        study.points()
+        for point in study.points():
+            if workload == "iozone":
+                _check_iozone_point(path, point)
         return study
     _unknown(path, "[parameters]", params, (*PARAMETERS, "fixed_count"))
     values = {}
@@ -369,6 +379,63 @@ def _workload_parameters(path: Path, workload: str, params: dict[str, Any]) -> d
     jobfile's default, and is no part of the points' names."""
     _unknown(path, "[parameters]", params, workload_variables(workload))
     return {key: _values(path, f"[parameters] {key}", raw, _variable_check) for key, raw in params.items()}
+
+
+def _iozone_parameters(path: Path, params: dict[str, Any]) -> dict[str, list[Any]]:
+    """[parameters] of an IOzone sweep: mdfio-iozone's options
+    (IOZONE_OPTIONS), each a value or a list of them (a dimension)."""
+    from .iozone import kb_size
+    _unknown(path, "[parameters]", params, list(IOZONE_OPTIONS))
+
+    def size(v: Any) -> str | None:
+        try:
+            if not isinstance(v, bool) and isinstance(v, (int, str)):
+                kb_size(str(v))
+                return None
+        except argparse.ArgumentTypeError:
+            pass
+        return 'a power of 2 in KB (64) or with k, m, g ("512k", "16m")'
+
+    def tests(v: Any) -> str | None:
+        return None if isinstance(v, str) and re.fullmatch(r"[0-2](,[0-2])*", v) else \
+            'IOzone\'s tests in one string, as "0,1,2" (0 write, 1 read, 2 random)'
+    checks = {"tests": tests, "direct": _bool_check, "fsync": _bool_check, "drop_caches": _bool_check}
+    return {key: _values(path, f"[parameters] {key}", raw, checks.get(key, size)) for key, raw in params.items()}
+
+
+def iozone_arguments(values: dict[str, Any]) -> list[str]:
+    """mdfio-iozone's options of a point's values."""
+    args = []
+    for key, v in values.items():
+        if key == "tests":
+            args += [a for t in v.split(",") for a in ("-i", t)]
+        elif isinstance(v, bool):
+            # drop_caches is on unless said otherwise; the others off
+            if v != (key == "drop_caches"):
+                args.append(IOZONE_OPTIONS[key])
+        else:
+            args += [IOZONE_OPTIONS[key], str(v)]
+    return args
+
+
+def _check_iozone_point(path: Path, point: Point) -> None:
+    """What mdfio-iozone checks across its options (sizes in order, test 0
+    among the tests), refused before anything runs."""
+    from .iozone import check, parser
+    args = iozone_arguments(point.values)
+    try:
+        check(parser().parse_args(args))
+    except BadInput as e:
+        _fail(path, f"[parameters] point {point.name}", f"mdfio-iozone {e}")
+
+
+def iozone_tool() -> Path | None:
+    """mdfio-iozone: beside this mdfio-study (installed, both in bindir),
+    or in the source tree's tools/."""
+    for d in (Path(sys.argv[0]).resolve().parent, Path(__file__).resolve().parent.parent):
+        if (d / "mdfio-iozone").is_file():
+            return d / "mdfio-iozone"
+    return None
 
 
 def parse(path: str | os.PathLike[str]) -> Study:
@@ -533,7 +600,10 @@ class Runner:
     def check(self) -> None:
         """What must hold before anything runs: the jobfile and the engines
         exist, and each named device may be formatted."""
-        if self.study.workload != "md-workbench":
+        if self.study.workload == "iozone":
+            if iozone_tool() is None:
+                raise StudyError(f"{self.study.path}: [study] workload iozone: no mdfio-iozone beside this tool")
+        elif self.study.workload != "md-workbench":
             workload_variables(self.study.workload)
             path = fio_runs.engine_path(self.engine_dir, WORKLOADS[self.study.workload][1])
             if not path.is_file():
@@ -622,12 +692,21 @@ class Runner:
             limit = self.cgroup_limit(point)
             if limit is not None:
                 cgroup = MemCgroup(limit, name=f"mdfio-study-{self.study.name}")
-            result = fio_runs.run(job, self.jobfile(point), output_format="json+", env=self.environment(point, root),
-                                  prefix=cgroup.wrap() if cgroup else (), fio=self.fio)
-            if result.rc != 0:
-                last = next((line for line in reversed(result.stderr.splitlines()) if line.strip()), "")
-                return f"fio exited with {result.rc}: {last.strip()}"
-            outputs = read_outputs([job.with_suffix(".json")])
+            if point.workload == "iozone":
+                sweep = job.with_suffix("")
+                why = self.run_iozone(point, sweep, root)
+                if why is not None:
+                    return why
+                # the sweep's fio runs, as mdfio-report --record takes them
+                outputs = read_outputs(sorted(map(str, sweep.glob("*.json"))))
+            else:
+                result = fio_runs.run(job, self.jobfile(point), output_format="json+",
+                                      env=self.environment(point, root), prefix=cgroup.wrap() if cgroup else (),
+                                      fio=self.fio)
+                if result.rc != 0:
+                    last = next((line for line in reversed(result.stderr.splitlines()) if line.strip()), "")
+                    return f"fio exited with {result.rc}: {last.strip()}"
+                outputs = read_outputs([job.with_suffix(".json")])
             mkfs = shlex.join(spec.mkfs_options) if spec.kind != "tmpfs" else None
             if point.workload != "md-workbench":
                 other = workload_run([(read_documents(text, name)[-1], name) for name, text in outputs])
@@ -659,6 +738,32 @@ class Runner:
             if cgroup is not None:
                 cgroup.close()
             journal.unlink(missing_ok=True)
+
+    def run_iozone(self, point: Point, sweep: Path, root: Path) -> str | None:
+        """Runs mdfio-iozone's sweep of point in root, its jobfiles and fio's
+        JSON kept in the directory sweep, its stdout and stderr beside;
+        why it failed, or None."""
+        tool = iozone_tool()
+        assert tool is not None, "check() found it"
+        if sweep.exists():
+            # an earlier, failed attempt's: the study's own files
+            shutil.rmtree(sweep)
+        cmd = [sys.executable, str(tool), *iozone_arguments(point.values), "--directory", str(root),
+               "--out", str(sweep), "--json", "--fio", self.fio]
+        # MDW_ROOT: what processes_under finds a killed study's fio by
+        env = dict(os.environ, MDW_ROOT=str(root))
+        with open(sweep.with_suffix(".stdout"), "w") as so, open(sweep.with_suffix(".stderr"), "w") as se:
+            proc = subprocess.Popen(cmd, stdout=so, stderr=se, env=env)
+            try:
+                proc.wait()
+            finally:
+                if proc.poll() is None:
+                    fio_runs.kill_tree(proc.pid)
+                    proc.wait()
+        if proc.returncode:
+            said = sweep.with_suffix(".stderr").read_text(errors="replace").strip().splitlines()
+            return f"mdfio-iozone exited with {proc.returncode}: {said[-1].strip() if said else ''}"
+        return None
 
     def clear_leftovers(self) -> None:
         """Removes what a run killed with SIGKILL in a point left: fio's
