@@ -2,8 +2,9 @@
 a real matrix of mdfio-postmark over two tmpfs by two transaction counts,
 each run recorded with its own configuration and the figures of its kept
 JSON, resumed without a run, its HTML page and each point's history drawn;
-mdtest's and the tree study's points listed; what such a study cannot use
-refused in one line."""
+mdtest's and the tree study's points listed; an IOzone sweep per point,
+its cells recorded as the sweep's JSON has them; what such a study cannot
+use refused in one line."""
 import json
 import sqlite3
 import subprocess
@@ -86,7 +87,8 @@ def test_a_postmark_study_is_a_matrix_in_the_history(tmp_path):
     ("postmark", "PM_ROOT = \"/x\"", "[parameters] PM_ROOT: unknown key (expected one of PM_FILES,"),
     ("mdtest", "ranks = 2", "[parameters] ranks: unknown key (expected one of MDT_N,"),
     ("tree", "TREE_SOURCE = []", "[parameters] TREE_SOURCE: an empty list"),
-    ("iozone", "", "[study] workload: expected one of md-workbench, postmark, mdtest, tree, not 'iozone'"),
+    ("iozone", "tests = \"1\"", "mdfio-iozone -i: expected test 0 (write) among the tests"),
+    ("nfs", "", "[study] workload: expected one of md-workbench, postmark, mdtest, tree, iozone, not 'nfs'"),
 ])
 def test_a_study_of_another_workload_refuses_what_it_cannot_use(tmp_path, workload, parameters, says):
     proc = tool(STUDY, "list", study_file(tmp_path, workload, parameters))
@@ -99,3 +101,39 @@ def test_an_mdtest_and_a_tree_study_list_their_points(tmp_path):
     assert proc.stdout.splitlines()[0].split("\t")[0] == "tmpfs-MDT_N1-MDT_ITEMS50"
     proc = tool(STUDY, "list", study_file(tmp_path, "tree", "TREE_SOURCE = \"/usr/share/doc\""))
     assert proc.stdout.splitlines()[0].split("\t")[0] == "tmpfs-TREE_SOURCE_usr_share_doc"
+
+
+def test_an_iozone_study_records_each_point_as_its_sweep(tmp_path):
+    """Two points of a one-cell grid (test 0, then tests 0 and 1) on a
+    tmpfs: each recorded with a row per pass whose rate and time are those
+    of the sweep's own JSON (mdfio-iozone --json); resumed without a run;
+    its page tables each cell."""
+    need_root("mounts a tmpfs per run, drops the page cache")
+    study = tmp_path / "iozone.toml"
+    study.write_text(f'[study]\nname = "ioz"\nlabel = "m"\nworkload = "iozone"\nworkdir = "{tmp_path}"\n'
+                     '[parameters]\nfile_min = 64\nfile_max = 64\nrecord_min = "64k"\nrecord_max = 64\n'
+                     'tests = ["0", "0,1"]\n[[filesystem]]\nkind = "tmpfs"\nsize = "16M"\n')
+    db, out = tmp_path / "h.db", tmp_path / "out"
+    run = [sys.executable, str(STUDY), "run", str(study), "--db", str(db), "--out", str(out),
+           "--engine-dir", str(engine_path("postmark").parent)]
+    ran = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    con = sqlite3.connect(db)
+    runs = con.execute("SELECT id, config_name, config FROM runs ORDER BY id").fetchall()
+    names = ["tmpfs-file_min64-file_max64-record_min64k-record_max64-tests0",
+             "tmpfs-file_min64-file_max64-record_min64k-record_max64-tests0_1"]
+    assert [r[1] for r in runs] == [f"ioz/{n}" for n in names]
+    assert all(json.loads(r[2])["workload"] == "iozone" for r in runs)
+    for (run_id, name, _), passes in zip(runs, (["write", "rewrite"], ["write", "rewrite", "read", "reread"])):
+        sweep = json.loads((out / name.split("/")[1] / "repeat-1.stdout").read_text())
+        assert [c["test"] for c in sweep["cells"]] == passes
+        rows = con.execute("SELECT p.phase, p.t_max_s, o.op, o.rate, o.count FROM phases p JOIN ops o ON "
+                           "o.run_id = p.run_id AND o.position = p.position WHERE p.run_id = ? ORDER BY p.position",
+                           (run_id,)).fetchall()
+        assert rows == [(f"{c['test']} 64KB", c["seconds"], "record 64KB", c["kb_per_s"], 1) for c in sweep["cells"]]
+    con.close()
+    again = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "0 run, 2 recorded before" in again.stderr, again.stderr
+    page = tool(STUDY, "report", study, "--db", db, "--html", tmp_path / "p.html")
+    assert page.returncode == 0, page.stderr
+    assert "reread 64KB: record 64KB KB/s per point" in (tmp_path / "p.html").read_text()
