@@ -1,6 +1,8 @@
 """jobfiles/postmark.fio run as users run it: postmark's parameters from
 PM_* variables, and PM_IO and PM_IODEPTH choosing the issue path and the
-operations in flight (docs/postmark.md); a bad PM_IODEPTH in one line."""
+operations in flight (docs/postmark.md); a bad PM_IODEPTH in one line;
+PM_HOSTS and PM_JOIN_TIMEOUT reach the engine's hosts= and join_timeout=."""
+import socket
 import sys
 
 from conftest import SOURCE_ROOT, engine_path, run_fio
@@ -49,4 +51,19 @@ def test_bad_iodepth_one_line(tmp_path):
     assert bad.rc != 0
     lines = set(bad.mdfio_lines())
     assert len(lines) == 1 and "pm_iodepth=many|1: expected an integer from 1 to 65536" in lines.pop(), bad.stderr
+    assert not any(root.iterdir())
+
+
+def test_pm_hosts_and_pm_join_timeout_reach_the_engine(tmp_path):
+    """Unset, they run this host alone (test above); set, the engine reads
+    them: a list without this host, and a bad timeout with this host
+    listed, each its one line, nothing made."""
+    root, bad = run(tmp_path, "other", check=False, PM_HOSTS="other-host.invalid")
+    lines = set(bad.mdfio_lines())
+    assert bad.rc != 0 and len(lines) == 1, bad.stderr
+    assert f"hosts=other-host.invalid: this host ({socket.gethostname()}) is not listed" in lines.pop()
+    assert not any(root.iterdir())
+    root, bad = run(tmp_path, "timeout", check=False, PM_HOSTS=socket.gethostname(), PM_JOIN_TIMEOUT="0")
+    lines = set(bad.mdfio_lines())
+    assert bad.rc != 0 and len(lines) == 1 and "join_timeout=0|60" in lines.pop(), bad.stderr
     assert not any(root.iterdir())
