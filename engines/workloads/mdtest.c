@@ -46,6 +46,7 @@ struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
 	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *make_node, *stride;
+	char *sync_file;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -77,6 +78,7 @@ struct rank {
 	unsigned int join_timeout;
 	uint64_t write_bytes, read_bytes;
 	int make_node;		/* -k: a file is made by mknod alone */
+	int sync_file;		/* -y: a file's write is followed by its fsync */
 	void *buf;
 	/* the plan: ops in order, their directories, and the names' text */
 	struct op *ops;
@@ -205,6 +207,7 @@ static struct fio_option options[] = {
 	OPT("leaf_only", leaf_only, "1: items in the tree's deepest directories alone (mdtest -L; value|default)"),
 	OPT("make_node", make_node, "1: a file is made by mknod alone, without open, write or close (mdtest -k; value|default)"),
 	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
+	OPT("sync_file", sync_file, "1: fsync each file after its write, in the create's time (mdtest -y; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
 	OPT("write_bytes", write_bytes, "Bytes written to each file it creates (mdtest -w; value|default)"),
@@ -278,6 +281,9 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("make_node", eo->make_node, "0", 0, 1, &v))
 		return 1;
 	r->make_node = (int)v;
+	if (parse_u64("sync_file", eo->sync_file, "0", 0, 1, &v))
+		return 1;
+	r->sync_file = (int)v;
 	if (r->make_node && r->write_bytes)
 		return fail("make_node=1 with write_bytes=%" PRIu64 ": a file mknod makes is not written (mdtest: -k not compatible with -w)",
 			    r->write_bytes);
@@ -580,6 +586,10 @@ static int perform(struct rank *r, int dfd, const char *name)
 			ior_lseek(fd);
 			n = write(fd, r->buf, r->write_bytes);
 			err = n < 0 ? errno : (uint64_t)n != r->write_bytes ? EIO : 0;
+			/* mdtest -y: IOR's POSIX backend syncs after a write,
+			 * so a file without write_bytes is not synced */
+			if (!err && r->sync_file && fsync(fd))
+				err = errno;
 		}
 		close(fd);
 		return err;

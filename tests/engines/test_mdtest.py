@@ -111,6 +111,7 @@ def test_tree_create_never_runs_over_an_existing_test_dir(tmp_path):
     ({"items": "4", "unique_dir": "2"}, "unique_dir=2: expected an integer from 0 to 1"),
     ({"items": "4", "branching_factor": "0"}, "branching_factor=0: expected an integer from 1 to"),
     ({"items": "4", "leaf_only": "yes"}, "leaf_only=yes: expected an integer from 0 to 1"),
+    ({"items": "4", "sync_file": "2"}, "sync_file=2: expected an integer from 0 to 1"),
     ({"items": "4", "random_seed": "-1"}, "random_seed=-1: expected an integer from 0 to 2147483647"),
     ({"items": "4", "make_node": "1", "write_bytes": "3"},
      "make_node=1 with write_bytes=3: a file mknod makes is not written (mdtest: -k not compatible with -w)"),
@@ -176,7 +177,7 @@ def test_the_shipped_jobfile_runs_every_phase(tmp_path):
     root = tmp_path / "out"
     root.mkdir()
     env = {"MDT_N": "2", "MDT_ROOT": str(root), "MDT_ITEMS": "9", "MDT_B": "2", "MDT_Z": "1",
-           "MDT_W": "7", "MDT_E": "7"}
+           "MDT_W": "7", "MDT_E": "7", "MDT_Y": "1"}
     shipped = "ioengine=external:./build/engines/mdfio-mdtest.so"
     text = (SOURCE_ROOT / "jobfiles" / "mdtest.fio").read_text()
     assert shipped in text
