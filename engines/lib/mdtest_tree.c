@@ -55,6 +55,10 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 			 p->items, p->items_per_dir);
 		return 1;
 	}
+	if (p->shared_file && p->unique_dir) {
+		snprintf(msg, len, "shared_file=1 with unique_dir=1: give one of them (mdtest: -u not compatible with -S)");
+		return 1;
+	}
 	if (p->items && p->items_per_dir && p->leaf_only) {
 		snprintf(msg, len, "items=%" PRIu64 " and items_per_dir=%" PRIu64 " with leaf_only=1: give one of them (mdfio-mdtest does not take -n, -I and -L together)",
 			 p->items, p->items_per_dir);
@@ -310,7 +314,13 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 		snprintf(w.base, sizeof(w.base), "mdtest_tree.%" PRIu32, p->rank);
 	else
 		snprintf(w.base, sizeof(w.base), "mdtest_tree");
-	snprintf(w.name, sizeof(w.name), "mdtest.%" PRIu64 ".", name_rank);
+	/* -S: one name for all ranks, whatever the stride */
+	if (p->shared_file)
+		snprintf(w.name, sizeof(w.name), "mdtest.shared.");
+	else
+		snprintf(w.name, sizeof(w.name), "mdtest.%" PRIu64 ".", name_rank);
+	if (ph == MDTEST_FILE_REMOVE && !mdtest_removes_files(p))
+		return 0;
 	for (loop = 0; loop < s->loops; loop++) {
 		mdtest_test_dir(testdir, sizeof(testdir), p, loop);
 		if (ph == MDTEST_TREE_CREATE || ph == MDTEST_TREE_REMOVE) {

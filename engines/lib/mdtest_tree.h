@@ -39,6 +39,7 @@ struct mdtest_params {
 	uint32_t depth;		/* -z */
 	int unique_dir;		/* -u */
 	int leaf_only;		/* -L: items in the deepest directories alone */
+	int shared_file;	/* -S: every rank's files are file.mdtest.shared.<i> */
 	uint32_t random_seed;	/* -R --random-seed: stats and reads in random order (0: in order) */
 	uint32_t stride;	/* -N */
 	uint32_t iteration;	/* which of -i's iterations: test-dir.<it>-... */
@@ -74,6 +75,13 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 static inline int mdtest_makes_tree(const struct mdtest_params *p)
 {
 	return p->unique_dir || p->rank == 0;
+}
+
+/* Whether rank p->rank removes the files: with -S rank 0 alone removes
+ * the names every rank made (mdtest's remove_file). */
+static inline int mdtest_removes_files(const struct mdtest_params *p)
+{
+	return !p->shared_file || p->rank == 0;
 }
 
 /* The test directory of loop k: "test-dir.<iteration>-<k>". */

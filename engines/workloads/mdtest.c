@@ -46,7 +46,7 @@ struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
 	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *make_node, *stride;
-	char *sync_file;
+	char *sync_file, *shared_file;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -207,6 +207,7 @@ static struct fio_option options[] = {
 	OPT("leaf_only", leaf_only, "1: items in the tree's deepest directories alone (mdtest -L; value|default)"),
 	OPT("make_node", make_node, "1: a file is made by mknod alone, without open, write or close (mdtest -k; value|default)"),
 	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
+	OPT("shared_file", shared_file, "1: every rank creates, stats, reads the same files, file.mdtest.shared.<i>, and rank 0 removes them; files only (mdtest -S; value|default)"),
 	OPT("sync_file", sync_file, "1: fsync each file after its write, in the create's time (mdtest -y; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
@@ -284,6 +285,14 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("sync_file", eo->sync_file, "0", 0, 1, &v))
 		return 1;
 	r->sync_file = (int)v;
+	if (parse_u64("shared_file", eo->shared_file, "0", 0, 1, &v))
+		return 1;
+	r->p.shared_file = (int)v;
+	if (r->p.shared_file && (r->phase == MDTEST_DIR_CREATE || r->phase == MDTEST_DIR_STAT || r->phase == MDTEST_DIR_REMOVE))
+		return fail("phase=%s with shared_file=1: mdtest -S has files only, no directory phases",
+			    mdtest_phase_names[r->phase]);
+	if (r->p.shared_file && r->make_node)
+		return fail("shared_file=1 with make_node=1: every rank but the first would fail its mknod of a shared name");
 	if (r->make_node && r->write_bytes)
 		return fail("make_node=1 with write_bytes=%" PRIu64 ": a file mknod makes is not written (mdtest: -k not compatible with -w)",
 			    r->write_bytes);
@@ -308,6 +317,8 @@ static uint64_t units_of(const struct mdtest_params *p, const struct mdtest_shap
 	case MDTEST_FILE_READ:
 		return s->loops * (s->loops != 1 ? s->items_per_dir : s->items);
 	default:
+		if (ph == MDTEST_FILE_REMOVE && !mdtest_removes_files(p))
+			return 0;
 		return s->loops * s->items_per_dir * (p->leaf_only ? s->leaves : s->dirs_in_tree);
 	}
 }
@@ -578,8 +589,12 @@ static int perform(struct rank *r, int dfd, const char *name)
 		 * fails on an existing name, as O_EXCL below */
 		if (r->make_node)
 			return mknodat(dfd, name, S_IFREG | S_IRUSR, 0) ? errno : 0;
-		/* O_EXCL: never writes into a file mdfio did not make */
-		fd = openat(dfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, MDTEST_FILE_MODE);
+		/* O_EXCL: never writes into a file mdfio did not make. With
+		 * -S every rank opens the shared name, as IOR's POSIX backend
+		 * does (O_CREAT alone): the name is in a directory this
+		 * workload made, and O_NOFOLLOW keeps a symlink's target out */
+		fd = openat(dfd, name, O_CREAT | (r->p.shared_file ? O_NOFOLLOW : O_EXCL) | O_RDWR | O_CLOEXEC,
+			    MDTEST_FILE_MODE);
 		if (fd < 0)
 			return errno;
 		if (r->write_bytes) {

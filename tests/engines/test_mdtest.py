@@ -112,6 +112,10 @@ def test_tree_create_never_runs_over_an_existing_test_dir(tmp_path):
     ({"items": "4", "branching_factor": "0"}, "branching_factor=0: expected an integer from 1 to"),
     ({"items": "4", "leaf_only": "yes"}, "leaf_only=yes: expected an integer from 0 to 1"),
     ({"items": "4", "sync_file": "2"}, "sync_file=2: expected an integer from 0 to 1"),
+    ({"items": "4", "shared_file": "1", "unique_dir": "1"},
+     "shared_file=1 with unique_dir=1: give one of them (mdtest: -u not compatible with -S)"),
+    ({"items": "4", "shared_file": "1", "make_node": "1"},
+     "shared_file=1 with make_node=1: every rank but the first would fail its mknod of a shared name"),
     ({"items": "4", "random_seed": "-1"}, "random_seed=-1: expected an integer from 0 to 2147483647"),
     ({"items": "4", "make_node": "1", "write_bytes": "3"},
      "make_node=1 with write_bytes=3: a file mknod makes is not written (mdtest: -k not compatible with -w)"),
@@ -124,6 +128,15 @@ def test_bad_options_are_refused_in_one_line(tmp_path, opts, line):
     run = run_fio(job(["tree_create"], root, engine="mdtest", **opts), tmp_path, check=False)
     assert run.rc != 0
     assert [m for m in run.stderr.splitlines() if m.startswith("mdfio:")][0].startswith(f"mdfio: {line}")
+    assert list(root.iterdir()) == []
+
+
+def test_shared_file_has_no_directory_phases(tmp_path):
+    root = tmp_path / "out"
+    root.mkdir()
+    run = run_fio(job(["dir_create"], root, engine="mdtest", items="4", shared_file="1"), tmp_path, check=False)
+    assert run.rc != 0
+    assert "mdfio: phase=dir_create with shared_file=1: mdtest -S has files only, no directory phases" in run.stderr
     assert list(root.iterdir()) == []
 
 

@@ -89,6 +89,22 @@ int main(void)
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "fewer than the 4 deepest directories"), "%s", msg);
 	p = (struct mdtest_params){ .items = 4, .items_per_dir = 2, .branch = 1, .leaf_only = 1, .ranks = 1 };
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "with leaf_only=1: give one of them"), "%s", msg);
+	/* -S: every rank's files under one name; rank 0 alone removes them,
+	 * and not with -u */
+	p = (struct mdtest_params){ .items = 4, .branch = 1, .shared_file = 1, .ranks = 2, .rank = 1 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_STAT, see, &w);
+	CHECK(w.n == 4 && !strcmp(w.last, "test-dir.0-0/mdtest_tree.0/file.mdtest.shared.3"), "%u: %s", w.n, w.last);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_REMOVE, see, &w);
+	CHECK(w.n == 0, "rank 1 removed %u shared files", w.n);
+	p.rank = 0;
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_REMOVE, see, &w);
+	CHECK(w.n == 4, "rank 0 removed %u shared files", w.n);
+	p.unique_dir = 1;
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "-u not compatible with -S"), "%s", msg);
 	CHECK(mdtest_phase_parse("file_read") == MDTEST_FILE_READ && mdtest_phase_parse("read") < 0, "parse");
 	return check_result();
 }
