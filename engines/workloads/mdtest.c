@@ -46,7 +46,7 @@ struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
 	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *make_node, *stride;
-	char *sync_file, *shared_file;
+	char *sync_file, *shared_file, *sync_after_phase;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -79,6 +79,7 @@ struct rank {
 	uint64_t write_bytes, read_bytes;
 	int make_node;		/* -k: a file is made by mknod alone */
 	int sync_file;		/* -y: a file's write is followed by its fsync */
+	int sync_after_phase;	/* -Y: a directory or file phase ends with sync */
 	void *buf;
 	/* the plan: ops in order, their directories, and the names' text */
 	struct op *ops;
@@ -208,6 +209,7 @@ static struct fio_option options[] = {
 	OPT("make_node", make_node, "1: a file is made by mknod alone, without open, write or close (mdtest -k; value|default)"),
 	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
 	OPT("shared_file", shared_file, "1: every rank creates, stats, reads the same files, file.mdtest.shared.<i>, and rank 0 removes them; files only (mdtest -S; value|default)"),
+	OPT("sync_after_phase", sync_after_phase, "1: each rank ends a directory or file phase with sync, in the phase's time (mdtest -Y; value|default)"),
 	OPT("sync_file", sync_file, "1: fsync each file after its write, in the create's time (mdtest -y; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
@@ -285,6 +287,11 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("sync_file", eo->sync_file, "0", 0, 1, &v))
 		return 1;
 	r->sync_file = (int)v;
+	if (parse_u64("sync_after_phase", eo->sync_after_phase, "0", 0, 1, &v))
+		return 1;
+	/* mdtest's phase_end, which syncs, ends the directory and file
+	 * phases; its tree phases have none */
+	r->sync_after_phase = (int)v && r->phase != MDTEST_TREE_CREATE && r->phase != MDTEST_TREE_REMOVE;
 	if (parse_u64("shared_file", eo->shared_file, "0", 0, 1, &v))
 		return 1;
 	r->p.shared_file = (int)v;
@@ -731,16 +738,29 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	td->o.continue_on_error = ERROR_TYPE_ANY;
 	td->ts.continue_on_error = ERROR_TYPE_ANY;
 	td->o.disable_lat = td->o.disable_clat = td->o.disable_slat = td->o.disable_bw = 1;
-	if (!r->nr_ops)
+	if (!r->nr_ops) {
+		/* mdtest -Y: a rank with nothing to do in a phase syncs too */
+		if (r->sync_after_phase)
+			sync();
 		td->done = 1;
+	}
 	return 0;
 }
 
 static void phase_over(struct thread_data *td, struct rank *r)
 {
+	/* mdtest -Y: sync(2), which mdtest's sync command calls, in the
+	 * phase's time */
+	if (r->sync_after_phase)
+		sync();
 	/* the rank's exact phase time (mdtest's per-rank time, without its
 	 * closing barrier), as the slot's one slat sample */
 	mdfio_add_slat(td, r->ddir, now_ns() - r->t0);
+	/* mdtest's directory read phase, which reads nothing and which
+	 * mdfio has not, ends with a sync of its own after the stat
+	 * phase's: made here, outside the stat's time */
+	if (r->sync_after_phase && r->phase == MDTEST_DIR_STAT)
+		sync();
 	td->done = 1;
 }
 
