@@ -59,6 +59,14 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 		snprintf(msg, len, "shared_file=1 with unique_dir=1: give one of them (mdtest: -u not compatible with -S)");
 		return 1;
 	}
+	if (p->collective && (p->unique_dir || p->shared_file || (p->items && p->items_per_dir))) {
+		snprintf(msg, len, "collective_creates=1 with %s: not taken together (%s)",
+			 p->shared_file ? "shared_file=1" : p->unique_dir ? "unique_dir=1" : "both items and items_per_dir",
+			 p->shared_file ? "mdtest: -c not compatible with -S" :
+			 p->unique_dir ? "after its collective pass mdtest names every rank's tree mdtest_tree.0" :
+			 "mdfio-mdtest takes -c with one test directory");
+		return 1;
+	}
 	if (p->items && p->items_per_dir && p->leaf_only) {
 		snprintf(msg, len, "items=%" PRIu64 " and items_per_dir=%" PRIu64 " with leaf_only=1: give one of them (mdfio-mdtest does not take -n, -I and -L together)",
 			 p->items, p->items_per_dir);
@@ -290,6 +298,37 @@ static int tree(struct walk *w, const char *testdir)
 	return w->op == MDTEST_OP_RMDIR ? w->fn(w->arg, w->op, root) : 0;
 }
 
+/* collective_create_remove: rank 0 makes (or removes) every rank's items,
+ * rank after rank, under each one's names; a file create then has every
+ * rank meet (mdtest's MPI_Barrier) and open its own files to write them */
+static int collective(struct walk *w, uint32_t k)
+{
+	const struct mdtest_params *p = w->p;
+	char testdir[64], work[MDTEST_PATH_MAX];
+	uint32_t i;
+	int err, files = w->op == MDTEST_OP_CREATE;
+
+	mdtest_test_dir(testdir, sizeof(testdir), p, 0);
+	snprintf(work, sizeof(work), "%s/mdtest_tree.0", testdir);
+	if (p->rank == 0) {
+		if (files)
+			w->op = MDTEST_OP_TOUCH;
+		for (i = 0; i < p->ranks; i++) {
+			snprintf(w->name, sizeof(w->name), "mdtest.%" PRIu64 ".",
+				 ((uint64_t)i + (uint64_t)k * p->stride) % p->ranks);
+			if ((err = items_below(w, 0, work, 0)))
+				return err;
+		}
+	}
+	if (!files)
+		return 0;
+	if ((err = w->fn(w->arg, MDTEST_OP_BARRIER, "")))
+		return err;
+	w->op = MDTEST_OP_OPEN;
+	snprintf(w->name, sizeof(w->name), "mdtest.%" PRIu32 ".", p->rank);
+	return items_below(w, 0, work, 0);
+}
+
 int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 		enum mdtest_phase ph, mdtest_visit fn, void *arg)
 {
@@ -321,6 +360,9 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 		snprintf(w.name, sizeof(w.name), "mdtest.%" PRIu64 ".", name_rank);
 	if (ph == MDTEST_FILE_REMOVE && !mdtest_removes_files(p))
 		return 0;
+	if (p->collective && ph != MDTEST_TREE_CREATE && ph != MDTEST_TREE_REMOVE &&
+	    ph != MDTEST_DIR_STAT && ph != MDTEST_FILE_STAT && ph != MDTEST_FILE_READ)
+		return collective(&w, k);
 	for (loop = 0; loop < s->loops; loop++) {
 		mdtest_test_dir(testdir, sizeof(testdir), p, loop);
 		if (ph == MDTEST_TREE_CREATE || ph == MDTEST_TREE_REMOVE) {

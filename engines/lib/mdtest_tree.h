@@ -18,9 +18,14 @@ enum mdtest_phase {
 	MDTEST_TREE_REMOVE, MDTEST_PHASE_NR
 };
 
+/* MDTEST_OP_TOUCH and MDTEST_OP_OPEN are -c's file create: rank 0 makes
+ * every rank's file empty (a create and a close), then each rank opens its
+ * own to write it. MDTEST_OP_BARRIER is no operation: the ranks meet there
+ * in the middle of a phase (its path is ""). */
 enum mdtest_op {
 	MDTEST_OP_MKDIR, MDTEST_OP_RMDIR, MDTEST_OP_CREATE, MDTEST_OP_STAT,
-	MDTEST_OP_READ, MDTEST_OP_UNLINK, MDTEST_OP_NR
+	MDTEST_OP_READ, MDTEST_OP_UNLINK, MDTEST_OP_TOUCH, MDTEST_OP_OPEN,
+	MDTEST_OP_BARRIER, MDTEST_OP_NR
 };
 
 /* The phase= spelling of each phase ("file_create"), and mdtest's name of it
@@ -40,6 +45,7 @@ struct mdtest_params {
 	int unique_dir;		/* -u */
 	int leaf_only;		/* -L: items in the deepest directories alone */
 	int shared_file;	/* -S: every rank's files are file.mdtest.shared.<i> */
+	int collective;		/* -c: rank 0 makes and removes every rank's items */
 	uint32_t random_seed;	/* -R --random-seed: stats and reads in random order (0: in order) */
 	uint32_t stride;	/* -N */
 	uint32_t iteration;	/* which of -i's iterations: test-dir.<it>-... */

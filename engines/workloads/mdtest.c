@@ -46,7 +46,7 @@ struct mdtest_eo {
 	void *pad;		/* fio keeps its thread_data pointer here */
 	unsigned int phase;	/* enum mdtest_phase + 1; 0: unset */
 	char *items, *items_per_dir, *branch, *depth, *unique_dir, *leaf_only, *random_seed, *make_node, *stride;
-	char *sync_file, *shared_file, *sync_after_phase;
+	char *sync_file, *shared_file, *sync_after_phase, *collective;
 	char *iteration, *write_bytes, *read_bytes, *hosts, *join_timeout;
 };
 
@@ -55,6 +55,7 @@ struct mdtest_eo {
 struct op {
 	uint32_t dir;
 	uint32_t name;
+	enum mdtest_op kind;
 };
 
 struct dir {
@@ -84,6 +85,7 @@ struct rank {
 	/* the plan: ops in order, their directories, and the names' text */
 	struct op *ops;
 	uint64_t nr_ops, next, done;
+	uint64_t barrier_at;	/* -c: the ranks meet before ops[barrier_at]; UINT64_MAX: never */
 	struct dir *dirs;
 	uint32_t nr_dirs, open_dirs;
 	char *names;
@@ -210,6 +212,7 @@ static struct fio_option options[] = {
 	OPT("random_seed", random_seed, "Stats and reads in mdtest's random order of this seed, 0: in order (mdtest -R --random-seed; value|default)"),
 	OPT("shared_file", shared_file, "1: every rank creates, stats, reads the same files, file.mdtest.shared.<i>, and rank 0 removes them; files only (mdtest -S; value|default)"),
 	OPT("sync_after_phase", sync_after_phase, "1: each rank ends a directory or file phase with sync, in the phase's time (mdtest -Y; value|default)"),
+	OPT("collective_creates", collective, "1: rank 0 makes and removes every rank's directories and files, each rank then opens its own files to write them (mdtest -c; value|default)"),
 	OPT("sync_file", sync_file, "1: fsync each file after its write, in the create's time (mdtest -y; value|default)"),
 	OPT("stride", stride, "Rank stride between phases (mdtest -N; value|default, default 0)"),
 	OPT("iteration", iteration, "Which iteration this section belongs to: test-dir.<iteration>-0 (mdtest -i's count; value|default, default 0)"),
@@ -292,6 +295,11 @@ static int read_options(struct thread_data *td, struct rank *r)
 	/* mdtest's phase_end, which syncs, ends the directory and file
 	 * phases; its tree phases have none */
 	r->sync_after_phase = (int)v && r->phase != MDTEST_TREE_CREATE && r->phase != MDTEST_TREE_REMOVE;
+	if (parse_u64("collective_creates", eo->collective, "0", 0, 1, &v))
+		return 1;
+	r->p.collective = (int)v;
+	if (r->p.collective && r->make_node)
+		return fail("collective_creates=1 with make_node=1: each rank would mknod a file rank 0 has made");
 	if (parse_u64("shared_file", eo->shared_file, "0", 0, 1, &v))
 		return 1;
 	r->p.shared_file = (int)v;
@@ -315,6 +323,8 @@ static int read_options(struct thread_data *td, struct rank *r)
 static uint64_t units_of(const struct mdtest_params *p, const struct mdtest_shape *s,
 			 enum mdtest_phase ph)
 {
+	uint64_t per;
+
 	switch (ph) {
 	case MDTEST_TREE_CREATE:
 	case MDTEST_TREE_REMOVE:
@@ -324,9 +334,14 @@ static uint64_t units_of(const struct mdtest_params *p, const struct mdtest_shap
 	case MDTEST_FILE_READ:
 		return s->loops * (s->loops != 1 ? s->items_per_dir : s->items);
 	default:
+		per = s->loops * s->items_per_dir * (p->leaf_only ? s->leaves : s->dirs_in_tree);
 		if (ph == MDTEST_FILE_REMOVE && !mdtest_removes_files(p))
 			return 0;
-		return s->loops * s->items_per_dir * (p->leaf_only ? s->leaves : s->dirs_in_tree);
+		/* -c: rank 0 makes or removes every rank's items; a file
+		 * create then has each rank open its own */
+		if (p->collective)
+			return (p->rank == 0 ? p->ranks * per : 0) + (ph == MDTEST_FILE_CREATE ? per : 0);
+		return per;
 	}
 }
 
@@ -483,10 +498,14 @@ static int plan_one(void *arg, enum mdtest_op op, const char *path)
 	const char *slash = strrchr(path, '/');
 	struct op *o;
 
-	(void)op;
+	if (op == MDTEST_OP_BARRIER) {
+		r->barrier_at = r->next;
+		return 0;
+	}
 	if (r->next >= r->nr_ops)
 		return fail("rank %" PRIu32 ": the phase has more operations than counted", r->p.rank);
 	o = &r->ops[r->next++];
+	o->kind = op;
 	return dir_index(r, path, (size_t)(slash - path), &o->dir) ||
 	       add_text(r, slash + 1, strlen(slash + 1), &o->name);
 }
@@ -501,6 +520,7 @@ static int make_plan(struct rank *r)
 		return fail("rank %" PRIu32 ": out of memory for %" PRIu64 " operations",
 			    r->p.rank, r->nr_ops);
 	r->next = 0;
+	r->barrier_at = UINT64_MAX;
 	err = mdtest_walk(&r->p, &r->s, r->phase, plan_one, r);
 	if (err < 0)
 		return fail("rank %" PRIu32 ": a path of phase %s is longer than %d bytes%s",
@@ -573,15 +593,35 @@ static inline void ior_lseek(int fd)
 }
 #endif
 
+/* The rest of a file create: write_bytes written (and synced with -y),
+ * then closed. 0 or an errno value. */
+static int write_and_close(struct rank *r, int fd)
+{
+	ssize_t n;
+	int err = 0;
+
+	if (r->write_bytes) {
+		ior_lseek(fd);
+		n = write(fd, r->buf, r->write_bytes);
+		err = n < 0 ? errno : (uint64_t)n != r->write_bytes ? EIO : 0;
+		/* mdtest -y: IOR's POSIX backend syncs after a write, so a
+		 * file without write_bytes is not synced */
+		if (!err && r->sync_file && fsync(fd))
+			err = errno;
+	}
+	close(fd);
+	return err;
+}
+
 /* One operation of mdtest, timed as mdtest times it: a file's create
  * includes its write and close, a read its open, read and close. 0 or an
  * errno value. */
-static int perform(struct rank *r, int dfd, const char *name)
+static int perform(struct rank *r, enum mdtest_op op, int dfd, const char *name)
 {
 	int fd, err = 0;
 	ssize_t n;
 
-	switch (r->op) {
+	switch (op) {
 	case MDTEST_OP_MKDIR:
 		return mkdirat(dfd, name, MDTEST_DIR_MODE) ? errno : 0;
 	case MDTEST_OP_RMDIR:
@@ -602,19 +642,20 @@ static int perform(struct rank *r, int dfd, const char *name)
 		 * workload made, and O_NOFOLLOW keeps a symlink's target out */
 		fd = openat(dfd, name, O_CREAT | (r->p.shared_file ? O_NOFOLLOW : O_EXCL) | O_RDWR | O_CLOEXEC,
 			    MDTEST_FILE_MODE);
+		return fd < 0 ? errno : write_and_close(r, fd);
+	case MDTEST_OP_TOUCH:
+		/* mdtest -c: rank 0's create of a rank's file, closed empty */
+		fd = openat(dfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, MDTEST_FILE_MODE);
 		if (fd < 0)
 			return errno;
-		if (r->write_bytes) {
-			ior_lseek(fd);
-			n = write(fd, r->buf, r->write_bytes);
-			err = n < 0 ? errno : (uint64_t)n != r->write_bytes ? EIO : 0;
-			/* mdtest -y: IOR's POSIX backend syncs after a write,
-			 * so a file without write_bytes is not synced */
-			if (!err && r->sync_file && fsync(fd))
-				err = errno;
-		}
 		close(fd);
-		return err;
+		return 0;
+	case MDTEST_OP_OPEN:
+		/* mdtest -c: a rank opens the file rank 0 made (write only,
+		 * as IOR's POSIX backend opens it), in this workload's
+		 * directory, never through a symlink */
+		fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		return fd < 0 ? errno : write_and_close(r, fd);
 	case MDTEST_OP_READ:
 		/* O_RDWR: IOR's POSIX backend opens a file to read so */
 		fd = openat(dfd, name, O_RDWR | O_CLOEXEC);
@@ -787,6 +828,18 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 		io_u->error = 0;
 		return FIO_Q_COMPLETED;
 	}
+	if (r->next == r->barrier_at) {
+		/* mdtest -c: every rank waits, in its phase's time, until
+		 * rank 0 has made its files */
+		if (!r->t0)
+			r->t0 = now_ns();
+		r->barrier_at = UINT64_MAX;
+		if (barrier(td, r, "-c")) {
+			td->done = 1;
+			io_u->error = EIO;
+			return FIO_Q_COMPLETED;
+		}
+	}
 	o = &r->ops[r->next++];
 	dfd = open_dir(r, o->dir);
 	start = now_ns();
@@ -802,12 +855,12 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 			     r->names + o->name) >= (int)sizeof(whole))
 			err = ENAMETOOLONG;
 		else
-			err = perform(r, AT_FDCWD, whole);
+			err = perform(r, o->kind, AT_FDCWD, whole);
 	} else {
 		err = errno;
 	}
 #else
-	err = dfd < 0 ? errno : perform(r, dfd, r->names + o->name);
+	err = dfd < 0 ? errno : perform(r, o->kind, dfd, r->names + o->name);
 #endif
 	end = now_ns();
 	io_u->error = 0;

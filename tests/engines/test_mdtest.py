@@ -117,6 +117,10 @@ def test_tree_create_never_runs_over_an_existing_test_dir(tmp_path):
     ({"items": "4", "shared_file": "1", "make_node": "1"},
      "shared_file=1 with make_node=1: every rank but the first would fail its mknod of a shared name"),
     ({"items": "4", "sync_after_phase": "yes"}, "sync_after_phase=yes: expected an integer from 0 to 1"),
+    ({"items": "4", "collective_creates": "1", "shared_file": "1"},
+     "collective_creates=1 with shared_file=1: not taken together (mdtest: -c not compatible with -S)"),
+    ({"items": "4", "collective_creates": "1", "make_node": "1"},
+     "collective_creates=1 with make_node=1: each rank would mknod a file rank 0 has made"),
     ({"items": "4", "random_seed": "-1"}, "random_seed=-1: expected an integer from 0 to 2147483647"),
     ({"items": "4", "make_node": "1", "write_bytes": "3"},
      "make_node=1 with write_bytes=3: a file mknod makes is not written (mdtest: -k not compatible with -w)"),
@@ -191,7 +195,7 @@ def test_the_shipped_jobfile_runs_every_phase(tmp_path):
     root = tmp_path / "out"
     root.mkdir()
     env = {"MDT_N": "2", "MDT_ROOT": str(root), "MDT_ITEMS": "9", "MDT_B": "2", "MDT_Z": "1",
-           "MDT_W": "7", "MDT_E": "7", "MDT_Y": "1", "MDT_SYNC": "1"}
+           "MDT_W": "7", "MDT_E": "7", "MDT_Y": "1", "MDT_SYNC": "1", "MDT_C": "1"}
     shipped = "ioengine=external:./build/engines/mdfio-mdtest.so"
     text = (SOURCE_ROOT / "jobfiles" / "mdtest.fio").read_text()
     assert shipped in text

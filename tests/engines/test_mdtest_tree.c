@@ -105,6 +105,20 @@ int main(void)
 	CHECK(w.n == 4, "rank 0 removed %u shared files", w.n);
 	p.unique_dir = 1;
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "-u not compatible with -S"), "%s", msg);
+	/* -c: rank 0 makes every rank's files empty, the ranks meet, then
+	 * each opens its own; the others only open theirs */
+	p = (struct mdtest_params){ .items = 2, .branch = 1, .collective = 1, .ranks = 2, .rank = 0 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_CREATE, see, &w);
+	CHECK(w.n == 7 && w.op == MDTEST_OP_OPEN && !strcmp(w.last, "test-dir.0-0/mdtest_tree.0/file.mdtest.0.1"),
+	      "%u: %s", w.n, w.last);
+	p.rank = 1;
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_FILE_REMOVE, see, &w);
+	CHECK(w.n == 0, "rank 1 removed %u files of -c", w.n);
+	p.unique_dir = 1;
+	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "collective_creates=1 with unique_dir=1"), "%s", msg);
 	CHECK(mdtest_phase_parse("file_read") == MDTEST_FILE_READ && mdtest_phase_parse("read") < 0, "parse");
 	return check_result();
 }
