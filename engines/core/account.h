@@ -50,19 +50,12 @@ account_op(struct thread_data *td, struct mdfio_job *j, enum mdfio_op op,
 	enum fio_ddir dd = op_ddir[op];
 	uint64_t ns = end - start;
 
-	if (dd == DDIR_SYNC)
-		td->ts.total_io_u[DDIR_SYNC]++;
+	mdfio_account_slot(td, dd, ns, j->size, err);
 	if (!err) {
-		if (dd == DDIR_SYNC)
-			add_sync_clat_sample(&td->ts, ns);
-		else
-			mdfio_add_clat(td, dd, ns, j->size);
 		if (j->log[op])
 			mdfio_oplog_row(j->log[op], start - j->t0, ns);
 		return;
 	}
-	if (dd != DDIR_SYNC)
-		td->ts.drop_io_u[dd]++;
 	mdfio_op_failed(j, op, err, why, dataset, name);
 }
 

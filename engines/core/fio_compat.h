@@ -28,6 +28,25 @@ static inline void mdfio_add_clat(struct thread_data *td, enum fio_ddir ddir,
 #endif
 }
 
+/* One operation in ddir's slot of fio's JSON: its latency when it
+ * succeeded (err 0), else one dropped I/O. The sync slot (stat, append)
+ * has no drop count (drop_io_u holds the data directions only): an
+ * operation there counts in its total_io_u, failed or not. */
+static inline __attribute__((always_inline)) void
+mdfio_account_slot(struct thread_data *td, enum fio_ddir ddir, unsigned long long nsec,
+		   unsigned long long bytes, int err)
+{
+	if (ddir == DDIR_SYNC) {
+		td->ts.total_io_u[DDIR_SYNC]++;
+		if (!err)
+			add_sync_clat_sample(&td->ts, nsec);
+	} else if (!err) {
+		mdfio_add_clat(td, ddir, nsec, bytes);
+	} else {
+		td->ts.drop_io_u[ddir]++;
+	}
+}
+
 /* One submission-latency sample of nsec in ddir's slot. From 3.38 fio takes
  * it from an io_u's start and issue times only, so a stand-in io_u carries
  * an issue time of now and a start nsec before it: a slat log then gets

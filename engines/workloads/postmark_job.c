@@ -149,18 +149,9 @@ static void account(struct thread_data *td, struct pm_job *j, const struct mdfio
 {
 	enum fio_ddir dd = kind_ddir[op->kind];
 
-	if (dd == DDIR_SYNC)
-		td->ts.total_io_u[DDIR_SYNC]++;
-	if (!err) {
-		if (dd == DDIR_SYNC)
-			add_sync_clat_sample(&td->ts, ns);
-		else
-			mdfio_add_clat(td, dd, ns, op->bytes);
-		return;
-	}
-	if (dd != DDIR_SYNC)
-		td->ts.drop_io_u[dd]++;
-	count_error(j, op, err);
+	mdfio_account_slot(td, dd, ns, op->bytes, err);
+	if (err)
+		count_error(j, op, err);
 }
 
 int pm_op_dir(struct pm_job *j, const struct mdfio_pm_op *op, char *name, size_t len)
