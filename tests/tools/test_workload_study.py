@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import SOURCE_ROOT, engine_path, need_root
+from conftest import SOURCE_ROOT, engine_path, fio_env, need_root
 
 PLOT = SOURCE_ROOT / "tools" / "mdfio-plot"
 
@@ -48,7 +48,7 @@ def test_a_postmark_study_is_a_matrix_in_the_history(tmp_path):
     db, out = tmp_path / "h.db", tmp_path / "out"
     ran = subprocess.run([sys.executable, str(STUDY), "run", str(study), "--db", str(db), "--out", str(out),
                           "--engine-dir", str(engine_path("postmark").parent)], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, env=fio_env())
     assert ran.returncode == 0, ran.stderr
     con = sqlite3.connect(db)
     got = con.execute("SELECT r.id, r.config_name, r.config, e.fs_type, e.mount_options FROM runs r "
@@ -69,7 +69,7 @@ def test_a_postmark_study_is_a_matrix_in_the_history(tmp_path):
     # resumed: nothing run again
     again = subprocess.run([sys.executable, str(STUDY), "run", str(study), "--db", str(db), "--out", str(out),
                             "--engine-dir", str(engine_path("postmark").parent)], capture_output=True, text=True,
-                           timeout=120)
+                           timeout=120, env=fio_env())
     assert again.returncode == 0 and "0 run, 4 recorded before" in again.stderr, again.stderr
     # its page: a table per phase and operation; each point's history drawn
     page = tool(STUDY, "report", study, "--db", db, "--html", tmp_path / "p.html")
@@ -116,7 +116,7 @@ def test_an_iozone_study_records_each_point_as_its_sweep(tmp_path):
     db, out = tmp_path / "h.db", tmp_path / "out"
     run = [sys.executable, str(STUDY), "run", str(study), "--db", str(db), "--out", str(out),
            "--engine-dir", str(engine_path("postmark").parent)]
-    ran = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(run, capture_output=True, text=True, timeout=300, env=fio_env())
     assert ran.returncode == 0, ran.stderr
     con = sqlite3.connect(db)
     runs = con.execute("SELECT id, config_name, config FROM runs ORDER BY id").fetchall()
@@ -132,7 +132,7 @@ def test_an_iozone_study_records_each_point_as_its_sweep(tmp_path):
                            (run_id,)).fetchall()
         assert rows == [(f"{c['test']} 64KB", c["seconds"], "record 64KB", c["kb_per_s"], 1) for c in sweep["cells"]]
     con.close()
-    again = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(run, capture_output=True, text=True, timeout=120, env=fio_env())
     assert again.returncode == 0 and "0 run, 2 recorded before" in again.stderr, again.stderr
     page = tool(STUDY, "report", study, "--db", db, "--html", tmp_path / "p.html")
     assert page.returncode == 0, page.stderr
