@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import mdfio.fio
+
 from conftest import (MPI_ENV, MPIRUN, OBJECT_SIZE, engine_path, expected, fio_env, job, namespace, need_mpirun,
                       run_fio)
 
@@ -139,8 +141,20 @@ def io_us(tmp_path, root, phase, opts, mpi=()):
     fio = (f'exec fio --debug=io --output-format=json "{jobfile}" > "{base}.$R.out" 2> "{base}.$R.err"')
     if mpi:
         need_mpirun()
-        proc = subprocess.run([*MPIRUN, *mpi, "sh", "-c", f"R=$OMPI_COMM_WORLD_RANK; {fio}"],
-                              env=fio_env(MPI_ENV), capture_output=True, text=True, timeout=300)
+        proc = subprocess.Popen([*MPIRUN, *mpi, "sh", "-c", f"R=$OMPI_COMM_WORLD_RANK; {fio}"],
+                                env=fio_env(MPI_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            # where mpirun's tree hung, and what each fio last printed
+            # (--debug=io), before the kill takes it away
+            states = mdfio.fio.hang_states(proc.pid)
+            mdfio.fio.kill_tree(proc.pid)
+            proc.communicate()
+            tails = "".join(f"{f.name} ends:\n" + "".join(f.read_text(errors="replace").splitlines(True)[-20:])
+                            for f in sorted(tmp_path.glob(f"{phase}.*.err")))
+            raise AssertionError(f"mpirun ran longer than 300 s:\n{states}{tails}") from None
+        proc = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     else:
         proc = subprocess.run(["sh", "-c", f"R=0; {fio}"], env=fio_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr + "".join(f.read_text() for f in tmp_path.glob(f"{phase}.*.err"))
