@@ -49,6 +49,7 @@ struct pm_uring {
 	 * by the last getevents */
 	struct io_u **ready;
 	unsigned int nr_ready, handed;
+	unsigned int nr_busy;	/* operations queued and not ended */
 };
 
 static uint32_t piece(const struct pm_job *j, const struct pm_slot *s)
@@ -185,6 +186,7 @@ static void ended(struct thread_data *td, struct pm_job *j, struct pm_uring *ur,
 	s->io_u->error = s->err ? EIO : 0;
 	ur->ready[ur->nr_ready++] = s->io_u;
 	s->busy = 0;
+	ur->nr_busy--;
 	s->waiter = NULL;
 	if (w)
 		start(td, ur, j, w);
@@ -237,6 +239,7 @@ static enum fio_q_status uring_queue(struct thread_data *td, struct pm_job *j, s
 	s = &ur->slot[io_u->index];
 	s->io_u = io_u;
 	s->busy = 1;
+	ur->nr_busy++;
 	s->waiter = NULL;
 	s->dfd = pm_op_dir(j, &s->op, s->name, sizeof(s->name));
 	/* its file's previous operation, if still in flight, starts it */
@@ -264,6 +267,10 @@ static int uring_getevents(struct thread_data *td, struct pm_job *j, unsigned in
 	int ret;
 
 	drop_handed(ur);
+	/* fio may ask for more than it has queued: never wait for
+	 * operations that are not in flight (as the core's getevents) */
+	if (min > ur->nr_ready + ur->nr_busy)
+		min = ur->nr_ready + ur->nr_busy;
 	for (;;) {
 		reap(td, j, ur);
 		if (ur->nr_ready >= min)
