@@ -93,11 +93,16 @@ def nr_ios_fio():
     out = ENGINE_DIR.parent / "fio-nr-ios"     # bench/run builds the same
     if not os.access(ENGINE_DIR.parent, os.W_OK):
         pytest.skip(f"cannot build the patched fio: {ENGINE_DIR.parent} is not writable")
-    # meson runs test files in parallel: one builds, the others wait for it
+    build_fio(out)
+    return out
+
+
+def build_fio(out, *flags):
+    """fio-patch/build [flags] out, once: meson runs test files in
+    parallel, and one builds while the others wait for it."""
     with open(ENGINE_DIR.parent / "fio-nr-ios.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), str(out)], check=True)
-    return out
+        subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), *flags, str(out)], check=True)
 
 
 # mdfio-s3 in the core suite: the same phases against a versitygw of the

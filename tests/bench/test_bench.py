@@ -2,7 +2,6 @@
 writes its result files, Markdown and the same numbers as JSON. Speed is
 never asserted here; bench/run itself measures it."""
 import contextlib
-import fcntl
 import json
 import math
 import os
@@ -16,7 +15,7 @@ import pytest
 
 import mdfio.fio
 import mdfio.versitygw
-from conftest import ENGINE_DIR, SOURCE_ROOT, io_uring_missing, loops_under, mounts_under, need_root
+from conftest import ENGINE_DIR, SOURCE_ROOT, build_fio, io_uring_missing, loops_under, mounts_under, need_root
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
             "scaling", "hosts", "callgrind", "reference", "walltime", "barrier", "s3", "postmark")
@@ -46,10 +45,7 @@ def test_quick_bench_writes_every_section(request, tmp_path):
     # and the unpatched build beside it, made here so that the timeout below
     # is the harness's alone, not two compilations of fio
     nr_ios = request.getfixturevalue("nr_ios_fio")
-    with open(nr_ios.parent / "fio-nr-ios.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        subprocess.run([str(SOURCE_ROOT / "fio-patch" / "build"), "--unpatched", str(nr_ios.parent / "fio-stock")],
-                       check=True)
+    build_fio(nr_ios.parent / "fio-stock", "--unpatched")
     env = dict(os.environ, MDFIO_BUILD=str(ENGINE_DIR.parent))
     out = tmp_path / "results"
     proc = subprocess.run([str(SOURCE_ROOT / "bench" / "run"), "--quick", "--out", str(out)], capture_output=True,
