@@ -331,10 +331,9 @@ static int engine_getevents(struct thread_data *td, unsigned int min,
 	j->nr_events = 0;
 	if (!j->priv)
 		return 0;
-	/* fio may ask for more events than it has io_us in the engine (an
-	 * io_u whose units all ended in queue is one of its in-flight count
-	 * until reaped): a backend waiting for units that are not in flight
-	 * would wait for ever (mdfio-uring in io_uring_enter) */
+	/* fio may ask for more events than the engine has units in flight
+	 * (it does with mdfio-posix): a backend waiting for units that are
+	 * not in flight would wait for ever (mdfio-uring in io_uring_enter) */
 	if (min > j->in_flight)
 		min = j->in_flight;
 	ret = j->be->reap(j->priv, min);
