@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from mdfio.hosts import fio_servers
+
 from conftest import SOURCE_ROOT, client_env, fio_env, io_uring_missing, job, run_fio
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
@@ -329,24 +331,14 @@ def test_concatenated_documents_and_stdin(runs, tmp_path):
 def over_a_fio_server(tmp_path, jobtext):
     """fio --client of one fio server on loopback running jobtext, with
     json+ into tmp_path/cs.json: (the client's CompletedProcess, that
-    path). The client retries while the server is not listening yet."""
-    port = 18000 + random.randrange(1000)
-    server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=fio_env())
-    try:
-        jobfile = tmp_path / "cs.fio"
-        jobfile.write_text(jobtext)
-        out = tmp_path / "cs.json"
-        for _ in range(50):
-            proc = subprocess.run(["fio", f"--client=ip:127.0.0.1,{port}", "--output-format=json+",
-                                   f"--output={out}", str(jobfile)], capture_output=True, text=True,
-                                  env=client_env())
-            if proc.returncode == 0 or "connect" not in proc.stderr:
-                break
-            time.sleep(0.1)
-    finally:
-        server.terminate()
-        server.wait()
+    path). The client starts once the server listens: with --output, fio
+    writes a failed connect into that file, not to stderr."""
+    jobfile = tmp_path / "cs.fio"
+    jobfile.write_text(jobtext)
+    out = tmp_path / "cs.json"
+    with fio_servers(1, tmp_path, env=fio_env()) as (server,):
+        proc = subprocess.run(["fio", server.client_arg, "--output-format=json+", f"--output={out}", str(jobfile)],
+                              capture_output=True, text=True, env=client_env())
     return proc, out
 
 
