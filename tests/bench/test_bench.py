@@ -505,3 +505,22 @@ def test_mdtest_calls_separates_the_causes_in_one_chain(tmp_path):
                 product = math.prod(rows_of_n[i][ph]["values"][k] for i in (0, 2, 3, 4))
                 assert product == pytest.approx(rows_of_n[5][ph]["values"][k], rel=1e-9), ph
     assert "Reproduce: `MDFIO_MDTEST=PATH bench/run --only mdtest-calls --pairs 2 --quick`" in md.read_text()
+
+
+@pytest.mark.parametrize("variant", ["whole-paths", "whole-paths-lseek"])
+def test_mdtest_calls_variants_load_and_make_the_engines_tree(tmp_path, variant):
+    """The bench's builds of mdfio-mdtest load in fio and make the same items
+    as the engine: without IOR's mdtest the section never loads them, so
+    a source the engine gained and they lacked went unseen."""
+    built = {}
+    for name, engine in (("engine", ENGINE_DIR / "mdfio-mdtest.so"),
+                         (variant, ENGINE_DIR.parent / "bench" / f"mdfio-mdtest-{variant}.so")):
+        root = tmp_path / name / "mdtest"
+        root.mkdir(parents=True)
+        text = mdfio.fio.jobfile(("tree_create", "dir_create", "file_create"), root, engine, numjobs=2, bs=1,
+                                 items=6, branching_factor=2, depth=1, write_bytes=10)
+        run = mdfio.fio.run(tmp_path / name / "m.fio", text, timeout=120)
+        assert run.rc == 0, run.stderr
+        built[name] = sorted((str(p.relative_to(root)), p.is_dir(), p.is_file() and p.stat().st_size)
+                             for p in root.rglob("*"))
+    assert built[variant] == built["engine"] and len(built["engine"]) > 12
