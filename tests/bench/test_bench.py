@@ -492,14 +492,15 @@ def test_mdtest_calls_separates_the_causes_in_one_chain(tmp_path):
     table = rows(json.loads(md.with_suffix(".json").read_text()), "What separates mdfio-mdtest")
     causes = ["mdtest before its closing barrier ÷ mdtest", "mdtest, MPI yielding when idle ÷ mdtest",
               "mdfio-mdtest whole paths + lseek ÷ mdtest before its barrier",
-              "mdfio-mdtest whole paths ÷ whole paths + lseek", "mdfio-mdtest ÷ whole paths", "mdfio-mdtest ÷ mdtest"]
+              "mdfio-mdtest whole paths ÷ whole paths + lseek", "mdfio-mdtest ÷ whole paths", "mdfio-mdtest ÷ mdtest",
+              "both SCHED_FIFO: mdfio-mdtest whole paths + lseek ÷ mdtest before its barrier"]
     assert [(r["ranks"], r["ratio"]) for r in table] == [(n, c) for n in (1, 2) for c in causes]
     phases = [k for k in table[0] if k not in ("file system", "ranks", "ratio")]
     assert phases == ["Directory creation", "Directory stat", "Directory removal", "File creation", "File stat",
                       "File read", "File removal"]
     assert all(is_spread(r[ph]) and len(r[ph]["values"]) == 2 and r[ph]["min"] > 0
                for r in table for ph in phases)
-    for rows_of_n in (table[:6], table[6:]):
+    for rows_of_n in (table[:7], table[7:]):
         for ph in phases:
             for k in range(2):
                 product = math.prod(rows_of_n[i][ph]["values"][k] for i in (0, 2, 3, 4))
