@@ -201,7 +201,9 @@ static int prepare(struct thread_data *td, struct tree_job *j, const char *root,
 		return 1;
 	if (drop && drop_caches(td))
 		return 1;
-	if (!j->units)
+	/* a split phase's work is every rank's files: one rank may have
+	 * none of them */
+	if (!(phases[j->phase].one_rank ? j->units : j->man.files))
 		return mdfio_error("phase=%s: nothing to do (the tree is empty)", phases[j->phase].name);
 	return 0;
 }
@@ -289,9 +291,10 @@ static int tree_init(struct thread_data *td)
 	td->o.disable_lat = td->o.disable_clat = 1;
 	td->o.disable_slat = td->o.disable_bw = 1;
 	if (!j->units) {
-		/* a rank with no share ends at the release: its time says it
-		 * took part (never 0 ns, which no rank's time is) */
-		mdfio_add_slat(td, j->ddir, mdfio_now() - j->t0 + 1);
+		/* a rank with no share ends at the release: its time is the
+		 * clock's from there, 0 ns if it has not moved, which the
+		 * reader takes from a rank with no unit (fiojson.slot_seconds) */
+		mdfio_add_slat(td, j->ddir, mdfio_now() - j->t0);
 		set_units(td, 1);
 		td->done = 1;
 		return 0;

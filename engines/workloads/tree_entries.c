@@ -190,14 +190,6 @@ int start_entries(struct tree_job *j, const char *root, const struct tree_values
 	(void)o;
 	if (open_tree(j, root))
 		return 1;
-	if (j->phase != TP_DELETE && j->ranks > j->man.files) {
-		/* a rank without a file would have no phase time */
-		if (j->ranks == j->numjobs)
-			return mdfio_error("numjobs=%u: more ranks than the %zu files the copy made; each reads or rewrites its share",
-					   j->ranks, j->man.files);
-		return mdfio_error("numjobs=%u on %s: %u ranks, more than the %zu files the copy made; each reads or rewrites its share",
-				   j->numjobs, j->world.source, j->ranks, j->man.files);
-	}
 	j->units = rank_units(j);
 	return 0;
 }

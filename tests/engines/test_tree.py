@@ -238,11 +238,33 @@ def test_drop_caches_before_a_cold_read(src, dst, tmp_path):
     assert sum(r["read"]["total_ios"] for r in slots(run, "read")) == files
 
 
-def test_more_readers_than_files_is_refused(src, dst, tmp_path):
-    run_fio(tree_job(dst, [("copy", {"tree_source": src})]), tmp_path, check=True)
-    files = sum(1 for v in listing(src).values() if v[0] == "f")
-    run = run_fio(tree_job(dst, [("read", {"numjobs": files + 1})]), tmp_path, check=False)
+def test_more_readers_than_files(src, dst, tmp_path):
+    """A rank with no file of the read or rewrite takes part: it meets the
+    others at the barriers and ends at the release, with no unit and its
+    own time (0 ns only if the clock has not moved); every file is read
+    and rewritten once, by the ranks that have one."""
+    files = {k: v for k, v in listing(src).items() if v[0] == "f"}
+    ranks = len(files) + 2
+    run = run_fio(tree_job(dst, [("copy", {"tree_source": src}), ("read", {"numjobs": ranks}),
+                                 ("rewrite", {"numjobs": ranks, "rewrite_size": 10})]), tmp_path, check=True)
+    for phase, slot in (("read", "read"), ("rewrite", "write")):
+        ranks_of = slots(run, phase)
+        assert len(ranks_of) == ranks and all(r["error"] == 0 for r in ranks_of)
+        assert all(r[slot]["slat_ns"]["N"] == 1 for r in ranks_of)
+        ios = sorted(r[slot]["total_ios"] for r in ranks_of)
+        assert ios == [0, 0] + [1] * len(files), ios
+    assert sum(r["read"]["io_bytes"] for r in slots(run, "read")) == sum(len(v[2]) for v in files.values())
+    values = {(dst / "tree" / k).read_bytes() for k in files}
+    assert len(values) == 1 and len(values.pop()) == 10
+    run_fio(tree_job(dst, [("delete", {})]), tmp_path, check=True)
+    assert sorted(p.name for p in dst.iterdir()) == ["notes.txt"]
+
+
+def test_a_read_of_an_empty_tree_is_refused(dst, tmp_path):
+    (tmp_path / "empty").mkdir()
+    run_fio(tree_job(dst, [("copy", {"tree_source": tmp_path / "empty"})]), tmp_path, check=True)
+    run = run_fio(tree_job(dst, [("read", {"numjobs": 2})]), tmp_path, check=False)
     lines = run.mdfio_lines()
-    assert len(lines) == 1 and f"numjobs={files + 1}: more ranks than the {files} files" in lines[0], run.stderr
+    assert lines and all("phase=read: nothing to do (the tree is empty)" in line for line in lines), run.stderr
     run_fio(tree_job(dst, [("delete", {})]), tmp_path, check=True)
     assert sorted(p.name for p in dst.iterdir()) == ["notes.txt"]

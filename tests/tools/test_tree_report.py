@@ -118,3 +118,75 @@ def test_what_the_study_has_not_is_refused(study, tmp_path, args, says):
     out = report(*[a.format(tmp=tmp_path) for a in args], path)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and says in out.stderr, out.stderr
+
+
+@pytest.fixture
+def no_share(tmp_path):
+    """A run whose read and rewrite have more ranks than the copy made
+    files: two ranks of each have no share."""
+    src = tmp_path / "few"
+    (src / "d").mkdir(parents=True)
+    for f in range(3):
+        (src / "d" / f"file-{f}").write_bytes(os.urandom(300 * (f + 1)))
+    root, out = tmp_path / "fs-few", tmp_path / "few-run"
+    root.mkdir()
+    out.mkdir()
+    phases = [("copy", {}), ("read", {"numjobs": 5}), ("rewrite", {"numjobs": 5, "rewrite_size": 700}),
+              ("delete", {})]
+    run = run_fio(jobtext(root, src, phases), out, args=["--output-format=json+"], check=True)
+    return run, out / "job-0.json"
+
+
+def split_phases(doc):
+    """The read's and rewrite's jobs of a run's document, by section."""
+    return {s: [j for j in doc["jobs"] if j["jobname"] == s] for s in ("read-1", "rewrite-2")}
+
+
+def test_ranks_with_no_share_count_in_the_figures(no_share):
+    """A rank with no file of a split phase reports no unit and its own
+    time, from the barrier's release to its end at once: the phase's
+    figures are its ranks' with it, T the largest time of them all."""
+    run, path = no_share
+    out = report("--json", path)
+    assert out.returncode == 0, out.stderr
+    phases = {p["section"]: p for p in json.loads(out.stdout)["phases"]}
+    for section, jobs in split_phases({"jobs": run.jobs()}).items():
+        head = HEADLINE[phases[section]["phase"]]
+        assert sorted(j[head]["total_ios"] for j in jobs) == [0, 0, 1, 1, 1]
+        assert all(j[head]["slat_ns"]["N"] == 1 and j["error"] == 0 for j in jobs)
+        t = max(j[head]["slat_ns"]["max"] for j in jobs) / 1e9
+        p = phases[section]
+        assert (p["ranks"], p["names"], p["t_s"], p["names_per_s"], p["errors"]) == (5, 3, t, 3 / t, 0)
+        assert p["bytes"] == (300 + 600 + 900 if head == "read" else 3 * 700)
+        assert p["mib_per_s"] == p["bytes"] / 2**20 / t
+        assert (p["ops"][0]["count"], p["ops"][0]["errors"]) == (3, 0)
+
+
+def test_a_phase_time_of_0_only_for_a_rank_with_no_unit(no_share, tmp_path):
+    """The engine records 0 ns only for a rank with no unit of its phase
+    (its clock may not have moved by its end): such a time is read as
+    it is; of a rank with a unit, it is refused in one line naming the
+    file, the job and the phase."""
+    _, path = no_share
+    text = path.read_text()
+    doc = json.loads(text[text.index("{"):])
+    idle = [j for j in split_phases(doc)["read-1"] if not j["read"]["total_ios"]]
+    idle[0]["read"]["slat_ns"].update(min=0, max=0, mean=0.0)
+    zero = tmp_path / "idle-0.json"
+    zero.write_text(json.dumps(doc))
+    out = report("--json", zero)
+    assert out.returncode == 0, out.stderr
+    read = [p for p in json.loads(out.stdout)["phases"] if p["section"] == "read-1"][0]
+    assert read["t_s"] == max(j["read"]["slat_ns"]["max"] for j in split_phases(doc)["read-1"]) / 1e9
+    assert read["names"] == 3
+
+    worker = [j for j in split_phases(doc)["read-1"] if j["read"]["total_ios"]][0]
+    worker["read"]["slat_ns"].update(min=0, max=0, mean=0.0)
+    bad = tmp_path / "worker-0.json"
+    bad.write_text(json.dumps(doc))
+    for fmt in ([], ["--json"]):
+        out = report(*fmt, bad)
+        assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+        assert out.stderr.startswith(f"mdfio-report: {bad}: job read-1: phase read: a phase time of 0 ns "), \
+            out.stderr
+        assert "attempted 1 operation (total_ios)" in out.stderr, out.stderr

@@ -470,7 +470,7 @@ class Latency:
                                "not the JSON of an mdfio fio run")
 
 
-def slot_seconds(slot: Reader, who: str) -> float | None:
+def slot_seconds(slot: Reader, who: str, units: int | None = None) -> float | None:
     """A process's time of the phase whose count is in slot (a Reader of
     one slot of a job: read, write, trim), in seconds: the engine's exact
     one, the single slat_ns sample of the slot (ns), once the process has
@@ -478,16 +478,21 @@ def slot_seconds(slot: Reader, who: str) -> float | None:
     measures only for a process that moved bytes there (backend.c,
     update_runtime): None when not measured. The one reading of a phase's
     time, for the tools and bench/run alike; who names the job in an
-    error."""
+    error. units: the operations the process attempted in the phase, in
+    all its slots (default: this slot's total_ios). The time is 0 ns only
+    for a process with none: a rank of mdfio-tree with no share of a
+    phase ends at the barrier's release, where the clock may not have
+    moved; one with units has, by its last one's end."""
     coarse = slot.counter("runtime")    # fio writes it for every slot
     exact = slot.child("slat_ns")
     if exact.counter("N") == 1:
         ns = exact.counter("max")
-        # 0 ns the engine never records (its clock has moved by the end of
-        # a phase), and every rate is over it
-        if not ns:
-            raise BadInput(f"{who}: a phase time of 0 ns ({slot.where} slat_ns): the engine never records one: "
-                           "not the JSON of an mdfio fio run")
+        units = slot.counter("total_ios") if units is None else units
+        # every rate of a process is over its time
+        if not ns and units:
+            raise BadInput(f"{who}: a phase time of 0 ns ({slot.where} slat_ns) for a process that attempted "
+                           f"{units} operation{'s' if units > 1 else ''} (total_ios): the engine records 0 ns "
+                           "only for one with none: not the JSON of an mdfio fio run")
         return ns / 1e9
     return coarse / 1000.0 or None
 
@@ -549,7 +554,12 @@ class Job:
         """This process's time in the phase whose count is in slot, in
         seconds, read as done() reads (slot_seconds): the exact one once it
         has ended, else fio's runtime up to its report."""
-        return slot_seconds(self.slot(slot), f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}")
+        return slot_seconds(self.slot(slot), f"{self.file}: job {self.name}: phase {self.opts.get('phase', '?')}",
+                            self.units())
+
+    def units(self) -> int:
+        """The operations this process attempted, in all four slots."""
+        return sum(self.total_ios(s) for s in ("read", "write", "trim", "sync"))
 
     def began(self, slot: str) -> bool:
         """Whether this process had begun the phase whose count is in slot
@@ -1269,7 +1279,8 @@ class PostmarkPhase:
                  "out_of_files", "bytes_read", "bytes_written")
         self.expected = dict(zip(names, (int(v) for v in m.groups()[1:])))
         head = job.child(POSTMARK_HEADLINE[self.phase])
-        self.seconds = slot_seconds(head, who) if head.child("slat_ns").counter("N") == 1 else None
+        units = sum(job.child(slot).counter("total_ios") for slot in ("read", "write", "trim", "sync"))
+        self.seconds = slot_seconds(head, who, units) if head.child("slat_ns").counter("N") == 1 else None
         self.latency, self.errors = {}, {}
         for op, (slot, obj) in POSTMARK_OPS.items():
             s = job.child(slot)
