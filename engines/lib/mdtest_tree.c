@@ -1,8 +1,9 @@
 /* IOR's mdtest namespace (mdtest_tree.h). Each walk follows the mdtest
  * function it stands for: create_remove_directory_tree (the tree phases),
  * create_remove_items (creates and removes: depth first, a directory's
- * items before its subtrees) and mdtest_stat / mdtest_read (items by
- * number, each found from its number). */
+ * items before its subtrees), mdtest_stat / mdtest_read (items by
+ * number, each found from its number) and rename_dir_test (the stat
+ * names by number, each renamed to the one before it). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +16,17 @@
 #define MDTEST_PATH_MAX 4096
 
 const char *const mdtest_phase_names[MDTEST_PHASE_NR] = {
-	"tree_create", "dir_create", "dir_stat", "dir_remove", "file_create",
+	"tree_create", "dir_create", "dir_stat", "dir_rename", "dir_remove", "file_create",
 	"file_stat", "file_read", "file_remove", "tree_remove",
 };
 
 const char *const mdtest_phase_titles[MDTEST_PHASE_NR] = {
-	"Tree creation", "Directory creation", "Directory stat", "Directory removal",
+	"Tree creation", "Directory creation", "Directory stat", "Directory rename", "Directory removal",
 	"File creation", "File stat", "File read", "File removal", "Tree removal",
 };
 
 const enum mdtest_op mdtest_phase_op[MDTEST_PHASE_NR] = {
-	MDTEST_OP_MKDIR, MDTEST_OP_MKDIR, MDTEST_OP_STAT, MDTEST_OP_RMDIR,
+	MDTEST_OP_MKDIR, MDTEST_OP_MKDIR, MDTEST_OP_STAT, MDTEST_OP_RENAME, MDTEST_OP_RMDIR,
 	MDTEST_OP_CREATE, MDTEST_OP_STAT, MDTEST_OP_READ, MDTEST_OP_UNLINK,
 	MDTEST_OP_RMDIR,
 };
@@ -141,7 +142,7 @@ static int item(struct walk *w, const char *dir, uint64_t num)
 	snprintf(prefix, sizeof(prefix), "%s.%s", w->dirs ? "dir" : "file", w->name);
 	if (join(path, dir, prefix, num))
 		return -1;
-	return w->fn(w->arg, w->op, path);
+	return w->fn(w->arg, w->op, path, NULL);
 }
 
 /* create_remove_items_helper: the items of one directory */
@@ -213,12 +214,13 @@ static uint64_t *random_order(uint64_t n, unsigned int seed)
 	return a;
 }
 
-/* mdtest_stat and mdtest_read: item num of the phase's name, found under
- * the directory its number puts it in, as mdtest finds it (its parents are
- * prepended while their number exceeds the branching factor) */
-static int item_by_number(struct walk *w, const char *path, uint64_t num)
+/* mdtest_stat, mdtest_read and rename_dir_test: the path of item num of
+ * the phase's name, under the directory its number puts it in, as mdtest
+ * finds it (its parents are prepended while their number exceeds the
+ * branching factor); 1 if it does not fit */
+static int item_path(struct walk *w, const char *path, uint64_t num, char *full)
 {
-	char rel[MDTEST_PATH_MAX], tmp[MDTEST_PATH_MAX], full[MDTEST_PATH_MAX];
+	char rel[MDTEST_PATH_MAX], tmp[MDTEST_PATH_MAX];
 	uint64_t parent = num / w->s->items_per_dir;
 	int n;
 
@@ -226,29 +228,33 @@ static int item_by_number(struct walk *w, const char *path, uint64_t num)
 	if (parent > 0) {
 		n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
 		if (n < 0 || n >= (int)sizeof(tmp))
-			return -1;
+			return 1;
 		memcpy(rel, tmp, sizeof(rel));
 		while (parent > w->p->branch) {
 			parent = (parent - 1) / w->p->branch;
 			n = snprintf(tmp, sizeof(tmp), "%s.%" PRIu64 "/%s", w->base, parent, rel);
 			if (n < 0 || n >= (int)sizeof(tmp))
-				return -1;
+				return 1;
 			memcpy(rel, tmp, sizeof(rel));
 		}
 	}
-	n = snprintf(full, sizeof(full), "%s/%s", path, rel);
-	if (n < 0 || n >= (int)sizeof(full))
-		return -1;
-	return w->fn(w->arg, w->op, full);
+	n = snprintf(full, MDTEST_PATH_MAX, "%s/%s", path, rel);
+	return n < 0 || n >= MDTEST_PATH_MAX;
+}
+
+/* -L: numbers start past the items the upper directories would hold
+ * (the "leaf only mode" adjustment of mdtest_stat and rename_dir_test) */
+static uint64_t first_number(const struct walk *w)
+{
+	return w->p->leaf_only ? w->s->items_per_dir * (w->s->dirs_in_tree - w->s->leaves) : 0;
 }
 
 /* The items of a stat or read phase, in order or in -R's */
 static int items_by_number(struct walk *w, const char *path)
 {
+	char full[MDTEST_PATH_MAX];
 	uint64_t stop = w->s->loops != 1 ? w->s->items_per_dir : w->s->items, i;
-	/* -L: numbers start past the items the upper directories would
-	 * hold (mdtest_stat's "leaf only mode" adjustment) */
-	uint64_t skip = w->p->leaf_only ? w->s->items_per_dir * (w->s->dirs_in_tree - w->s->leaves) : 0;
+	uint64_t skip = first_number(w);
 	uint64_t *order = NULL;
 	int err = 0;
 
@@ -256,9 +262,39 @@ static int items_by_number(struct walk *w, const char *path)
 	    !(order = random_order(w->s->items, w->p->random_seed + w->p->rank)))
 		return -1;
 	for (i = 0; i < stop && !err; i++)
-		err = item_by_number(w, path, (order ? order[i] : i) + skip);
+		err = item_path(w, path, (order ? order[i] : i) + skip, full) ? -1 :
+		      w->fn(w->arg, w->op, full, NULL);
 	free(order);
 	return err;
+}
+
+/* rename_dir_test in one test directory: the first stat name moves aside
+ * to "<it>-XX", each next one takes the name before it, and the first
+ * comes back under the second to last's name; the last keeps its own */
+static int items_renamed(struct walk *w, const char *path)
+{
+	char first[MDTEST_PATH_MAX], aside[MDTEST_PATH_MAX], prev[MDTEST_PATH_MAX], cur[MDTEST_PATH_MAX];
+	uint64_t stop = mdtest_renames_per_loop(w->s), skip = first_number(w), i;
+	int err, n;
+
+	if (!stop)
+		return 0;
+	if (item_path(w, path, skip, first))
+		return -1;
+	n = snprintf(aside, sizeof(aside), "%s-XX", first);
+	if (n < 0 || n >= (int)sizeof(aside))
+		return -1;
+	if ((err = w->fn(w->arg, w->op, first, aside)))
+		return err;
+	memcpy(prev, first, sizeof(prev));
+	for (i = 1; i + 1 < stop; i++) {
+		if (item_path(w, path, i + skip, cur))
+			return -1;
+		if ((err = w->fn(w->arg, w->op, cur, prev)))
+			return err;
+		memcpy(prev, cur, sizeof(prev));
+	}
+	return w->fn(w->arg, w->op, aside, prev);
 }
 
 /* create_remove_directory_tree below its root: pre-order for a create,
@@ -275,11 +311,11 @@ static int tree_below(struct walk *w, uint32_t depth, const char *path, uint64_t
 	for (i = 0; i < w->p->branch; i++, dir++) {
 		if (join(child, path, base, dir))
 			return -1;
-		if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, child)))
+		if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, child, NULL)))
 			return err;
 		if ((err = tree_below(w, depth + 1, child, w->p->branch * dir + 1)))
 			return err;
-		if (w->op == MDTEST_OP_RMDIR && (err = w->fn(w->arg, w->op, child)))
+		if (w->op == MDTEST_OP_RMDIR && (err = w->fn(w->arg, w->op, child, NULL)))
 			return err;
 	}
 	return 0;
@@ -291,11 +327,11 @@ static int tree(struct walk *w, const char *testdir)
 	int err;
 
 	snprintf(root, sizeof(root), "%s/%s.0", testdir, w->base);
-	if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, root)))
+	if (w->op == MDTEST_OP_MKDIR && (err = w->fn(w->arg, w->op, root, NULL)))
 		return err;
 	if ((err = tree_below(w, 1, root, 1)))
 		return err;
-	return w->op == MDTEST_OP_RMDIR ? w->fn(w->arg, w->op, root) : 0;
+	return w->op == MDTEST_OP_RMDIR ? w->fn(w->arg, w->op, root, NULL) : 0;
 }
 
 /* collective_create_remove: rank 0 makes (or removes) every rank's items,
@@ -322,7 +358,7 @@ static int collective(struct walk *w, uint32_t k)
 	}
 	if (!files)
 		return 0;
-	if ((err = w->fn(w->arg, MDTEST_OP_BARRIER, "")))
+	if ((err = w->fn(w->arg, MDTEST_OP_BARRIER, "", NULL)))
 		return err;
 	w->op = MDTEST_OP_OPEN;
 	snprintf(w->name, sizeof(w->name), "mdtest.%" PRIu32 ".", p->rank);
@@ -334,10 +370,10 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 {
 	struct walk w = { .p = p, .s = s, .op = mdtest_phase_op[ph], .fn = fn, .arg = arg };
 	/* the rank whose names a phase uses (mdtest's mk_name, stat_name,
-	 * read_name, rm_name: rank + k * stride), and whose tree it works in
-	 * with -u (unique_chdir_dir for a create, then the stat, read and rm
-	 * dirs: rank + (k + 1) * stride) */
-	uint32_t k = ph == MDTEST_DIR_STAT || ph == MDTEST_FILE_STAT ? 1 :
+	 * read_name, rm_name: rank + k * stride; a rename the stat's), and
+	 * whose tree it works in with -u (unique_chdir_dir for a create, then
+	 * the stat, read and rm dirs: rank + (k + 1) * stride) */
+	uint32_t k = ph == MDTEST_DIR_STAT || ph == MDTEST_DIR_RENAME || ph == MDTEST_FILE_STAT ? 1 :
 		     ph == MDTEST_FILE_READ ? 2 :
 		     ph == MDTEST_DIR_REMOVE || ph == MDTEST_FILE_REMOVE ? 3 : 0;
 	uint64_t name_rank = ((uint64_t)p->rank + (uint64_t)k * p->stride) % p->ranks;
@@ -348,7 +384,8 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 
 	/* mdtest's directory read phase reads nothing; its file read phase
 	 * works in the read dir (k = 2 + 1) */
-	w.dirs = ph == MDTEST_DIR_CREATE || ph == MDTEST_DIR_STAT || ph == MDTEST_DIR_REMOVE;
+	w.dirs = ph == MDTEST_DIR_CREATE || ph == MDTEST_DIR_STAT || ph == MDTEST_DIR_RENAME ||
+		 ph == MDTEST_DIR_REMOVE;
 	if (p->unique_dir)
 		snprintf(w.base, sizeof(w.base), "mdtest_tree.%" PRIu32, p->rank);
 	else
@@ -361,7 +398,8 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 	if (ph == MDTEST_FILE_REMOVE && !mdtest_removes_files(p))
 		return 0;
 	if (p->collective && ph != MDTEST_TREE_CREATE && ph != MDTEST_TREE_REMOVE &&
-	    ph != MDTEST_DIR_STAT && ph != MDTEST_FILE_STAT && ph != MDTEST_FILE_READ)
+	    ph != MDTEST_DIR_STAT && ph != MDTEST_DIR_RENAME && ph != MDTEST_FILE_STAT &&
+	    ph != MDTEST_FILE_READ)
 		return collective(&w, k);
 	for (loop = 0; loop < s->loops; loop++) {
 		mdtest_test_dir(testdir, sizeof(testdir), p, loop);
@@ -376,6 +414,8 @@ int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 			snprintf(work, sizeof(work), "%s/mdtest_tree.0", testdir);
 		if (ph == MDTEST_DIR_STAT || ph == MDTEST_FILE_STAT || ph == MDTEST_FILE_READ)
 			err = items_by_number(&w, work);
+		else if (ph == MDTEST_DIR_RENAME)
+			err = items_renamed(&w, work);
 		else
 			err = items_below(&w, 0, work, 0);
 		if (err)

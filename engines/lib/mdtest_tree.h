@@ -11,9 +11,9 @@
 
 /* mdtest's phases, in the order mdtest runs them in one iteration. The
  * directory read phase is left out: mdtest times it but does nothing in it
- * and never prints it. */
+ * and never prints it. MDTEST_DIR_RENAME is mdtest's -U. */
 enum mdtest_phase {
-	MDTEST_TREE_CREATE, MDTEST_DIR_CREATE, MDTEST_DIR_STAT, MDTEST_DIR_REMOVE,
+	MDTEST_TREE_CREATE, MDTEST_DIR_CREATE, MDTEST_DIR_STAT, MDTEST_DIR_RENAME, MDTEST_DIR_REMOVE,
 	MDTEST_FILE_CREATE, MDTEST_FILE_STAT, MDTEST_FILE_READ, MDTEST_FILE_REMOVE,
 	MDTEST_TREE_REMOVE, MDTEST_PHASE_NR
 };
@@ -21,11 +21,12 @@ enum mdtest_phase {
 /* MDTEST_OP_TOUCH and MDTEST_OP_OPEN are -c's file create: rank 0 makes
  * every rank's file empty (a create and a close), then each rank opens its
  * own to write it. MDTEST_OP_BARRIER is no operation: the ranks meet there
- * in the middle of a phase (its path is ""). */
+ * in the middle of a phase (its path is ""). MDTEST_OP_RENAME alone has a
+ * second path, the name it renames to. */
 enum mdtest_op {
 	MDTEST_OP_MKDIR, MDTEST_OP_RMDIR, MDTEST_OP_CREATE, MDTEST_OP_STAT,
 	MDTEST_OP_READ, MDTEST_OP_UNLINK, MDTEST_OP_TOUCH, MDTEST_OP_OPEN,
-	MDTEST_OP_BARRIER, MDTEST_OP_NR
+	MDTEST_OP_RENAME, MDTEST_OP_BARRIER, MDTEST_OP_NR
 };
 
 /* The phase= spelling of each phase ("file_create"), and mdtest's name of it
@@ -67,12 +68,12 @@ int mdtest_shape_of(const struct mdtest_params *p, struct mdtest_shape *s,
 
 /* Calls fn for each operation rank p->rank performs in phase ph, in
  * mdtest's order, with the path relative to the root (-d): every
- * component separated by one '/'. -1 if a path does not fit, or if the
+ * component separated by one '/'; to is a rename's new path, else NULL. -1 if a path does not fit, or if the
  * order of -R cannot be held in memory. The tree's own directories of a tree
  * phase are its units; the test directories themselves are not (mdtest
  * makes and removes them outside the timed part). Stops and returns what
  * fn returns if that is not 0. */
-typedef int (*mdtest_visit)(void *arg, enum mdtest_op op, const char *path);
+typedef int (*mdtest_visit)(void *arg, enum mdtest_op op, const char *path, const char *to);
 int mdtest_walk(const struct mdtest_params *p, const struct mdtest_shape *s,
 		enum mdtest_phase ph, mdtest_visit fn, void *arg);
 
@@ -88,6 +89,16 @@ static inline int mdtest_makes_tree(const struct mdtest_params *p)
 static inline int mdtest_removes_files(const struct mdtest_params *p)
 {
 	return !p->shared_file || p->rank == 0;
+}
+
+/* The renames rank p->rank makes per test directory in the rename phase:
+ * mdtest's rename_dir_test goes through its stat names, none if there
+ * are fewer than two, and mdtest skips the phase with one item */
+static inline uint64_t mdtest_renames_per_loop(const struct mdtest_shape *s)
+{
+	uint64_t stop = s->loops != 1 ? s->items_per_dir : s->items;
+
+	return s->items > 1 && stop > 1 ? stop : 0;
 }
 
 /* The test directory of loop k: "test-dir.<iteration>-<k>". */

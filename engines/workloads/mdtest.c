@@ -51,10 +51,13 @@ struct mdtest_eo {
 };
 
 /* One operation: what, in which directory (an index into dirs), on which
- * name (an offset into names). */
+ * name (an offset into names); a rename's new name is to_name in
+ * to_dir. */
 struct op {
 	uint32_t dir;
 	uint32_t name;
+	uint32_t to_dir;
+	uint32_t to_name;
 	enum mdtest_op kind;
 };
 
@@ -152,11 +155,11 @@ static int cb_phase(void *data, const char *s)
 	enum mdtest_op op;
 
 	if (ph < 0)
-		return fail("phase=%s: expected tree_create, dir_create, dir_stat, dir_remove, file_create, file_stat, file_read, file_remove or tree_remove", s);
+		return fail("phase=%s: expected tree_create, dir_create, dir_stat, dir_rename, dir_remove, file_create, file_stat, file_read, file_remove or tree_remove", s);
 	((struct mdtest_eo *)data)->phase = (unsigned int)ph + 1;
 	op = mdtest_phase_op[ph];
 	if (td && !fio_option_is_set(&td->o, td_ddir))
-		td->o.td_ddir = op == MDTEST_OP_MKDIR || op == MDTEST_OP_CREATE ? TD_DDIR_WRITE :
+		td->o.td_ddir = op == MDTEST_OP_MKDIR || op == MDTEST_OP_CREATE || op == MDTEST_OP_RENAME ? TD_DDIR_WRITE :
 				op == MDTEST_OP_STAT || op == MDTEST_OP_READ ? TD_DDIR_READ : TD_DDIR_TRIM;
 	return 0;
 }
@@ -199,7 +202,7 @@ static int cb_root(void *data, const char *s)
 	.help = text, .category = FIO_OPT_C_ENGINE, .group = FIO_OPT_G_INVALID }
 
 static struct fio_option options[] = {
-	CB("phase", cb_phase, "The mdtest phase this section runs: tree_create, dir_create, dir_stat, dir_remove, file_create, file_stat, file_read, file_remove, tree_remove"),
+	CB("phase", cb_phase, "The mdtest phase this section runs: tree_create, dir_create, dir_stat, dir_rename (mdtest -U), dir_remove, file_create, file_stat, file_read, file_remove, tree_remove"),
 	CB("ranks", cb_ranks, "Sets numjobs (the number of ranks); accepts value|default"),
 	CB("root", cb_root, "Sets directory (mdtest -d); accepts value|default"),
 	OPT("items", items, "Items per rank (mdtest -n; value|default)"),
@@ -250,7 +253,7 @@ static int read_options(struct thread_data *td, struct rank *r)
 	char msg[512];
 
 	if (!eo->phase)
-		return fail("phase= is required: tree_create, dir_create, dir_stat, dir_remove, file_create, file_stat, file_read, file_remove or tree_remove");
+		return fail("phase= is required: tree_create, dir_create, dir_stat, dir_rename, dir_remove, file_create, file_stat, file_read, file_remove or tree_remove");
 	r->phase = (enum mdtest_phase)(eo->phase - 1);
 	r->op = mdtest_phase_op[r->phase];
 	r->ddir = td->o.td_ddir == TD_DDIR_WRITE ? DDIR_WRITE :
@@ -303,7 +306,8 @@ static int read_options(struct thread_data *td, struct rank *r)
 	if (parse_u64("shared_file", eo->shared_file, "0", 0, 1, &v))
 		return 1;
 	r->p.shared_file = (int)v;
-	if (r->p.shared_file && (r->phase == MDTEST_DIR_CREATE || r->phase == MDTEST_DIR_STAT || r->phase == MDTEST_DIR_REMOVE))
+	if (r->p.shared_file && (r->phase == MDTEST_DIR_CREATE || r->phase == MDTEST_DIR_STAT ||
+				 r->phase == MDTEST_DIR_RENAME || r->phase == MDTEST_DIR_REMOVE))
 		return fail("phase=%s with shared_file=1: mdtest -S has files only, no directory phases",
 			    mdtest_phase_names[r->phase]);
 	if (r->p.shared_file && r->make_node)
@@ -316,6 +320,9 @@ static int read_options(struct thread_data *td, struct rank *r)
 			    r->read_bytes, r->write_bytes);
 	if (mdtest_shape_of(&r->p, &r->s, msg, sizeof(msg)))
 		return fail("%s", msg);
+	/* mdtest runs no rename phase, and so no phase_end, for one item */
+	if (r->phase == MDTEST_DIR_RENAME && r->s.items <= 1)
+		r->sync_after_phase = 0;
 	return 0;
 }
 
@@ -329,6 +336,8 @@ static uint64_t units_of(const struct mdtest_params *p, const struct mdtest_shap
 	case MDTEST_TREE_CREATE:
 	case MDTEST_TREE_REMOVE:
 		return mdtest_makes_tree(p) ? s->loops * s->dirs_in_tree : 0;
+	case MDTEST_DIR_RENAME:
+		return s->loops * mdtest_renames_per_loop(s);
 	case MDTEST_DIR_STAT:
 	case MDTEST_FILE_STAT:
 	case MDTEST_FILE_READ:
@@ -492,7 +501,7 @@ static int dir_index(struct rank *r, const char *path, size_t n, uint32_t *idx)
 	return 0;
 }
 
-static int plan_one(void *arg, enum mdtest_op op, const char *path)
+static int plan_one(void *arg, enum mdtest_op op, const char *path, const char *to)
 {
 	struct rank *r = arg;
 	const char *slash = strrchr(path, '/');
@@ -506,6 +515,13 @@ static int plan_one(void *arg, enum mdtest_op op, const char *path)
 		return fail("rank %" PRIu32 ": the phase has more operations than counted", r->p.rank);
 	o = &r->ops[r->next++];
 	o->kind = op;
+	if (to) {
+		const char *to_slash = strrchr(to, '/');
+
+		if (dir_index(r, to, (size_t)(to_slash - to), &o->to_dir) ||
+		    add_text(r, to_slash + 1, strlen(to_slash + 1), &o->to_name))
+			return 1;
+	}
 	return dir_index(r, path, (size_t)(slash - path), &o->dir) ||
 	       add_text(r, slash + 1, strlen(slash + 1), &o->name);
 }
@@ -614,9 +630,9 @@ static int write_and_close(struct rank *r, int fd)
 }
 
 /* One operation of mdtest, timed as mdtest times it: a file's create
- * includes its write and close, a read its open, read and close. 0 or an
- * errno value. */
-static int perform(struct rank *r, enum mdtest_op op, int dfd, const char *name)
+ * includes its write and close, a read its open, read and close; a
+ * rename's new name is to in tfd. 0 or an errno value. */
+static int perform(struct rank *r, enum mdtest_op op, int dfd, const char *name, int tfd, const char *to)
 {
 	int fd, err = 0;
 	ssize_t n;
@@ -668,6 +684,11 @@ static int perform(struct rank *r, enum mdtest_op op, int dfd, const char *name)
 		}
 		close(fd);
 		return err;
+	case MDTEST_OP_RENAME:
+		/* RENAME_NOREPLACE: mdtest's rename(2) would put a directory
+		 * over an empty one of the new name; this one fails instead,
+		 * so that nothing it did not move is lost */
+		return renameat2(dfd, name, tfd, to, RENAME_NOREPLACE) ? errno : 0;
 	case MDTEST_OP_UNLINK:
 		/* no stat first, as mdtest: the name is in a directory this
 		 * workload made (tree_create refuses an existing one), and an
@@ -821,7 +842,7 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	struct rank *r = td->io_ops_data;
 	struct op *o;
 	uint64_t start, end;
-	int dfd, err;
+	int dfd, tfd, err;
 
 	if (r->next >= r->nr_ops) {
 		td->done = 1;
@@ -842,6 +863,16 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	}
 	o = &r->ops[r->next++];
 	dfd = open_dir(r, o->dir);
+	tfd = -1;
+	if (dfd >= 0 && o->kind == MDTEST_OP_RENAME) {
+		tfd = open_dir(r, o->to_dir);
+		/* the second open may have closed every directory the rank
+		 * held, the first's too: it opens again, with room to spare */
+		if (tfd >= 0 && r->dirs[o->dir].fd < 0)
+			dfd = open_dir(r, o->dir);
+		if (tfd < 0)
+			dfd = -1;
+	}
 	start = now_ns();
 	if (!r->t0)
 		r->t0 = start;
@@ -849,18 +880,23 @@ static enum fio_q_status engine_queue(struct thread_data *td, struct io_u *io_u)
 	/* the bench's variant: the whole path in every call, made in the
 	 * operation's time, as mdtest names an item (with its "//") */
 	if (dfd >= 0) {
-		char whole[PATH_MAX];
+		char whole[PATH_MAX], whole_to[PATH_MAX];
+
+		whole_to[0] = '\0';
 
 		if (snprintf(whole, sizeof(whole), "%s/%s//%s", r->root, r->names + r->dirs[o->dir].path,
-			     r->names + o->name) >= (int)sizeof(whole))
+			     r->names + o->name) >= (int)sizeof(whole) ||
+		    (o->kind == MDTEST_OP_RENAME &&
+		     snprintf(whole_to, sizeof(whole_to), "%s/%s//%s", r->root, r->names + r->dirs[o->to_dir].path,
+			      r->names + o->to_name) >= (int)sizeof(whole_to)))
 			err = ENAMETOOLONG;
 		else
-			err = perform(r, o->kind, AT_FDCWD, whole);
+			err = perform(r, o->kind, AT_FDCWD, whole, AT_FDCWD, whole_to);
 	} else {
 		err = errno;
 	}
 #else
-	err = dfd < 0 ? errno : perform(r, o->kind, dfd, r->names + o->name);
+	err = dfd < 0 ? errno : perform(r, o->kind, dfd, r->names + o->name, tfd, r->names + o->to_name);
 #endif
 	end = now_ns();
 	io_u->error = 0;

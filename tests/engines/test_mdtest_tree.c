@@ -10,25 +10,27 @@
 
 struct seen {
 	unsigned int n;
-	char first[256], last[256];
+	char first[256], last[256], last_to[256];
 	enum mdtest_op op;
 };
 
-static int see(void *arg, enum mdtest_op op, const char *path)
+static int see(void *arg, enum mdtest_op op, const char *path, const char *to)
 {
 	struct seen *s = arg;
 
 	if (!s->n++)
 		snprintf(s->first, sizeof(s->first), "%s", path);
 	snprintf(s->last, sizeof(s->last), "%s", path);
+	snprintf(s->last_to, sizeof(s->last_to), "%s", to ? to : "");
 	s->op = op;
 	return 0;
 }
 
-static int stop_at_third(void *arg, enum mdtest_op op, const char *path)
+static int stop_at_third(void *arg, enum mdtest_op op, const char *path, const char *to)
 {
 	(void)op;
 	(void)path;
+	(void)to;
 	return ++*(int *)arg == 3 ? 7 : 0;
 }
 
@@ -119,6 +121,28 @@ int main(void)
 	CHECK(w.n == 0, "rank 1 removed %u files of -c", w.n);
 	p.unique_dir = 1;
 	CHECK(mdtest_shape_of(&p, &s, msg, sizeof(msg)) && strstr(msg, "collective_creates=1 with unique_dir=1"), "%s", msg);
+	/* -U: the first name aside, each next one to the name before it,
+	 * the first back as the second to last; none for one item, nor for
+	 * one item per test directory */
+	p = (struct mdtest_params){ .items = 4, .branch = 1, .ranks = 1 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_DIR_RENAME, see, &w);
+	CHECK(w.n == 4 && w.op == MDTEST_OP_RENAME && !strcmp(w.first, "test-dir.0-0/mdtest_tree.0/dir.mdtest.0.0") &&
+	      !strcmp(w.last, "test-dir.0-0/mdtest_tree.0/dir.mdtest.0.0-XX") &&
+	      !strcmp(w.last_to, "test-dir.0-0/mdtest_tree.0/dir.mdtest.0.2"), "%u: %s ... %s -> %s", w.n, w.first,
+	      w.last, w.last_to);
+	p.items = 1;
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_DIR_RENAME, see, &w);
+	CHECK(w.n == 0, "%u renames of one item", w.n);
+	p = (struct mdtest_params){ .items = 3, .items_per_dir = 1, .branch = 1, .ranks = 1 };
+	CHECK(!mdtest_shape_of(&p, &s, msg, sizeof(msg)), "%s", msg);
+	memset(&w, 0, sizeof(w));
+	mdtest_walk(&p, &s, MDTEST_DIR_RENAME, see, &w);
+	CHECK(w.n == 0, "%u renames of one item per test directory", w.n);
+	CHECK(mdtest_phase_parse("dir_rename") == MDTEST_DIR_RENAME, "parse dir_rename");
 	CHECK(mdtest_phase_parse("file_read") == MDTEST_FILE_READ && mdtest_phase_parse("read") < 0, "parse");
 	return check_result();
 }
