@@ -253,12 +253,12 @@ def run_under_load(fs, tmp_path, repeats=2, load=None, check=True):
 # mdfio-mdtest records each in, each one's title in mdtest's SUMMARY
 # (tests/fixtures/mdtest/phases) and a figure of that table; one home for
 # the tests of the engine and of mdfio-report
-MDTEST_ORDER = ("tree_create", "dir_create", "dir_stat", "dir_remove", "file_create", "file_stat",
+MDTEST_ORDER = ("tree_create", "dir_create", "dir_stat", "dir_rename", "dir_remove", "file_create", "file_stat",
                 "file_read", "file_remove", "tree_remove")
-MDTEST_SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
-               "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
-               "tree_remove": "trim"}
-MDTEST_TITLES = {"dir_create": "Directory creation", "dir_stat": "Directory stat",
+MDTEST_SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_rename": "write",
+               "dir_remove": "trim", "file_create": "write", "file_stat": "read", "file_read": "read",
+               "file_remove": "trim", "tree_remove": "trim"}
+MDTEST_TITLES = {"dir_create": "Directory creation", "dir_stat": "Directory stat", "dir_rename": "Directory rename",
                  "dir_remove": "Directory removal", "file_create": "File creation", "file_stat": "File stat",
                  "file_read": "File read", "file_remove": "File removal", "tree_create": "Tree creation",
                  "tree_remove": "Tree removal"}

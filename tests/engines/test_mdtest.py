@@ -20,13 +20,14 @@ import trace  # noqa: E402
 
 CASES = json.loads((FIXTURES / "cases.json").read_text())
 CREATES = ("tree_create", "dir_create", "file_create")
-REST = ("dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove")
+REST = ("dir_stat", "dir_rename", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove")
 
 
 def sections(case, names):
     """The case's phases among names, in mdtest's order (-F leaves out the
-    directories' phases)."""
-    return [p for p in ORDER if p in names and not (case.get("files_only") and p.startswith("dir_"))]
+    directories' phases; the rename phase is mdtest's -U)."""
+    return [p for p in ORDER if p in names and not (case.get("files_only") and p.startswith("dir_"))
+            and (p != "dir_rename" or "-U" in case["args"])]
 
 
 def mdtest_job(case, root, phases, **extra):

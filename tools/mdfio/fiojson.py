@@ -1189,9 +1189,9 @@ def iozone_passes(doc: dict[str, Any], name: str) -> list[IozonePass]:
 # mdfio-mdtest, IOR's mdtest (docs/engines.md "mdfio-mdtest"): each section
 # is one of mdtest's phases (phase=, of one iteration=), its operations all
 # in one slot, each rank's exact phase time as that slot's slat_ns
-MDTEST_SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_remove": "trim",
-               "file_create": "write", "file_stat": "read", "file_read": "read", "file_remove": "trim",
-               "tree_remove": "trim"}
+MDTEST_SLOT = {"tree_create": "write", "dir_create": "write", "dir_stat": "read", "dir_rename": "write",
+               "dir_remove": "trim", "file_create": "write", "file_stat": "read", "file_read": "read",
+               "file_remove": "trim", "tree_remove": "trim"}
 
 
 def is_mdtest(docs: Iterable[tuple[dict[str, Any], str]]) -> bool:

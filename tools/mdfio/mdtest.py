@@ -11,9 +11,9 @@ from .figures import nearest_rank
 from .fiojson import MdtestPhase
 
 # mdtest's rows in its order (mdtest.c, mdtest_test_name): Directory read
-# is never printed, Directory rename only as mdtest prints it when its -U
-# is not given (0); mdfio has no rename phase
-ROWS = [("Directory creation", "dir_create"), ("Directory stat", "dir_stat"), ("Directory rename", None),
+# is never printed; Directory rename is 0 without a dir_rename section, as
+# mdtest prints it without its rename phase
+ROWS = [("Directory creation", "dir_create"), ("Directory stat", "dir_stat"), ("Directory rename", "dir_rename"),
         ("Directory removal", "dir_remove"), ("File creation", "file_create"), ("File stat", "file_stat"),
         ("File read", "file_read"), ("File removal", "file_remove")]
 TREE_ROWS = [("Tree creation", "tree_create"), ("Tree removal", "tree_remove")]
