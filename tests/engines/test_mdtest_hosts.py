@@ -3,7 +3,10 @@ of its own on its own loopback address, their ranks numbered as
 md-workbench's (hosts=, numjobs per host), under strace. The namespace its
 create phases leave, each process's operations per phase and each rank's
 counts equal those of one fio of all ranks; mdfio-report prints mdtest's
-SUMMARY over every rank from the client's JSON."""
+SUMMARY over every rank from the client's JSON. The same with
+collective_creates=1 (mdtest -c), where rank 0 on the first host makes and
+removes every rank's items and the ranks of both hosts meet inside the
+file create phase."""
 import json
 import re
 import shutil
@@ -23,13 +26,18 @@ import trace  # noqa: E402
 
 REPORT = SOURCE_ROOT / "tools" / "mdfio-report"
 CREATES = ["tree_create", "dir_create", "file_create"]
-REST = ["dir_stat", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove"]
+REST = ["dir_stat", "dir_rename", "dir_remove", "file_stat", "file_read", "file_remove", "tree_remove"]
 DESC = re.compile(r"mdfio rank=(\d+) ranks=(\d+) host=(\S+); .+")
 # -n 6 -b 2 -z 1 -N 1 -w 3 -e 3: a shared tree of 3 directories, made by
 # rank 0 alone; each rank stats, reads and removes the items of the next
 # rank, which for ranks 1 and 3 is on the other host
 OPTS = dict(items="6", branching_factor="2", depth="1", stride="1", write_bytes="3", read_bytes="3",
             join_timeout="30")
+# -c: rank 0, on the first host, makes and removes every rank's items; in
+# the file create every rank, on either host, waits for it at the phase's
+# barrier and then opens its own files
+COLLECTIVE = dict(items="6", branching_factor="2", depth="1", collective_creates="1", write_bytes="2",
+                  read_bytes="2", join_timeout="30")
 TIMEOUT = 120
 
 
@@ -52,39 +60,55 @@ def rank_counts(jobs):
     return out
 
 
-def test_one_mdtest_run_over_two_hosts(tmp_path):
+def need_unshare_and_strace():
     why = mdfio.hosts.need_unshare() or (None if shutil.which("strace") else "strace not found")
     if why:
         pytest.skip(why)
-    # one fio of the four ranks, as test_mdtest.py runs a case
-    one, one_log = tmp_path / "one", tmp_path / "one-trace" / "t"
-    one.mkdir()
-    one_log.parent.mkdir()
-    prefix = ["strace", "-ff", "-y", "-qq", "-e", f"trace={trace.SYSCALLS}", "-o", str(one_log)]
-    created = run_fio(job(CREATES, one, engine="mdtest", numjobs=4, **OPTS), tmp_path, prefix=prefix, check=True)
-    one_tree = trace.tree(one)
-    rest = run_fio(job(REST, one, engine="mdtest", numjobs=4, **OPTS), tmp_path, prefix=prefix, check=True)
-    one_ops = trace.phases(one_log, str(one))
-    one_counts = rank_counts(created.jobs() + rest.jobs())
 
-    # the same ranks over two hosts of two each
+
+def one_fio(tmp_path, opts):
+    """One fio of the four ranks, as test_mdtest.py runs a case: the tree
+    its creates leave, each process's operations per phase, each rank's
+    counts."""
+    one, log = tmp_path / "one", tmp_path / "one-trace" / "t"
+    one.mkdir()
+    log.parent.mkdir()
+    prefix = ["strace", "-ff", "-y", "-qq", "-e", f"trace={trace.SYSCALLS}", "-o", str(log)]
+    created = run_fio(job(CREATES, one, engine="mdtest", numjobs=4, **opts), tmp_path, prefix=prefix, check=True)
+    tree = trace.tree(one)
+    rest = run_fio(job(REST, one, engine="mdtest", numjobs=4, **opts), tmp_path, prefix=prefix, check=True)
+    return tree, trace.phases(log, str(one)), rank_counts(created.jobs() + rest.jobs())
+
+
+def two_hosts(hosts, tmp_path, root, opts):
+    """The same ranks over the two hosts, two each: the tree the creates
+    leave, and the ranks' jobs (the clients' JSON is client-<n>.json)."""
+    names = ",".join(s.name for s in hosts)
+    fio_client(hosts, job(CREATES, root, engine="mdtest", numjobs=2, hosts=names, **opts), tmp_path,
+               check=True, timeout=TIMEOUT)
+    tree = trace.tree(root)
+    fio_client(hosts, job(REST, root, engine="mdtest", numjobs=2, hosts=names, **opts), tmp_path,
+               check=True, timeout=TIMEOUT)
+    assert list(root.iterdir()) == []
+    jobs = [j for n in (0, 1) for j in client_jobs(tmp_path / f"client-{n}.json")]
+    for j in jobs:
+        m = DESC.fullmatch(j["desc"])
+        assert int(m[2]) == 4 and m[3] == hosts[int(m[1]) // 2].name and j["error"] == 0, j["desc"]
+    return tree, jobs
+
+
+def test_one_mdtest_run_over_two_hosts(tmp_path):
+    need_unshare_and_strace()
+    one_tree, one_ops, one_counts = one_fio(tmp_path, OPTS)
     root, log = tmp_path / "hosts", tmp_path / "hosts-trace" / "t"
     root.mkdir()
     log.parent.mkdir()
     with mdfio.hosts.fio_servers(2, tmp_path, fio=traced_fio(tmp_path, log), env=fio_env()) as hosts:
         names = ",".join(s.name for s in hosts)
-        fio_client(hosts, job(CREATES, root, engine="mdtest", numjobs=2, hosts=names, **OPTS), tmp_path,
-                   check=True, timeout=TIMEOUT)
-        assert trace.tree(root) == one_tree
-        fio_client(hosts, job(REST, root, engine="mdtest", numjobs=2, hosts=names, **OPTS), tmp_path,
-                   check=True, timeout=TIMEOUT)
-        assert list(root.iterdir()) == []
+        tree, jobs = two_hosts(hosts, tmp_path, root, OPTS)
+        assert tree == one_tree
         assert trace.phases(log, str(root)) == one_ops
-        jobs = client_jobs(tmp_path / "client-0.json") + client_jobs(tmp_path / "client-1.json")
         assert rank_counts(jobs) == one_counts
-        for j in jobs:
-            m = DESC.fullmatch(j["desc"])
-            assert int(m[2]) == 4 and m[3] == hosts[int(m[1]) // 2].name and j["error"] == 0, j["desc"]
 
         # all phases in one run, as mdtest runs them: mdtest's SUMMARY over
         # every rank from the client's JSON alone
@@ -131,3 +155,40 @@ def expected_rate(jobs, phase):
     if phase.startswith("tree"):
         return rank[0][slot]["total_ios"] / max(times.values())
     return min(rank[r][slot]["total_ios"] / t for r, t in times.items()) * len(rank)
+
+
+def test_collective_creates_over_two_hosts(tmp_path):
+    need_unshare_and_strace()
+    one_tree, one_ops, one_counts = one_fio(tmp_path, COLLECTIVE)
+    root, log = tmp_path / "hosts", tmp_path / "hosts-trace" / "t"
+    root.mkdir()
+    log.parent.mkdir()
+    with mdfio.hosts.fio_servers(2, tmp_path, fio=traced_fio(tmp_path, log), env=fio_env()) as hosts:
+        tree, jobs = two_hosts(hosts, tmp_path, root, COLLECTIVE)
+        ops = trace.phases(log, str(root))
+    assert tree == one_tree
+    assert ops == one_ops
+    counts = rank_counts(jobs)
+    assert counts == one_counts
+    # rank 0 made and removed all 4 ranks' 6 directories and 6 files, one
+    # process of the first host; every rank opened its own 6 files
+    for phase in ("dir_create", "dir_remove", "file_remove"):
+        assert [n for n, *_ in (counts[(phase, r)] for r in range(4))] == [24, 0, 0, 0], phase
+        assert len(ops[phase]) == 1 and {p.split("/")[-1].split(".")[2] for _, p in ops[phase][0]} == \
+            {"0", "1", "2", "3"}, phase
+    assert [counts[("file_create", r)][0] for r in range(4)] == [30, 6, 6, 6]
+    made = [op for lst in ops["file_create"] for op in lst if op[0] == "create"]
+    assert len(made) == 24 and made == [op for op in max(ops["file_create"], key=len) if op[0] == "create"]
+    assert sorted(len(lst) for lst in ops["file_create"]) == [6, 6, 6, 30]
+    # mdfio-report: mdtest's SUMMARY of each run from its client's JSON, the
+    # rows of the phases it ran not 0
+    for n, ran in ((0, CREATES), (1, REST)):
+        proc = subprocess.run([str(REPORT), str(tmp_path / f"client-{n}.json")], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0] == "SUMMARY rate (in ops/sec): (of 1 iterations)"
+        rows = {line[3:].split("  ")[0]: NUMBER.findall(line) for line in lines[3:13]}
+        assert list(rows) == list(TITLES.values())[:8] + ["Tree creation", "Tree removal"], proc.stdout
+        assert {t for t, v in rows.items() if len(v) == 4 and v[0] != "0.000"} == {TITLES[p] for p in ran}, \
+            proc.stdout
