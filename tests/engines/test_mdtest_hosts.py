@@ -7,6 +7,7 @@ SUMMARY over every rank from the client's JSON. The same with
 collective_creates=1 (mdtest -c), where rank 0 on the first host makes and
 removes every rank's items and the ranks of both hosts meet inside the
 file create phase."""
+import contextlib
 import json
 import re
 import shutil
@@ -97,13 +98,21 @@ def two_hosts(hosts, tmp_path, root, opts):
     return tree, jobs
 
 
-def test_one_mdtest_run_over_two_hosts(tmp_path):
-    need_unshare_and_strace()
-    one_tree, one_ops, one_counts = one_fio(tmp_path, OPTS)
+@contextlib.contextmanager
+def traced_servers(tmp_path):
+    """Two fio servers whose every process strace follows into one log:
+    (the servers, the run's empty root, the log's path prefix)."""
     root, log = tmp_path / "hosts", tmp_path / "hosts-trace" / "t"
     root.mkdir()
     log.parent.mkdir()
     with mdfio.hosts.fio_servers(2, tmp_path, fio=traced_fio(tmp_path, log), env=fio_env()) as hosts:
+        yield hosts, root, log
+
+
+def test_one_mdtest_run_over_two_hosts(tmp_path):
+    need_unshare_and_strace()
+    one_tree, one_ops, one_counts = one_fio(tmp_path, OPTS)
+    with traced_servers(tmp_path) as (hosts, root, log):
         names = ",".join(s.name for s in hosts)
         tree, jobs = two_hosts(hosts, tmp_path, root, OPTS)
         assert tree == one_tree
@@ -160,10 +169,7 @@ def expected_rate(jobs, phase):
 def test_collective_creates_over_two_hosts(tmp_path):
     need_unshare_and_strace()
     one_tree, one_ops, one_counts = one_fio(tmp_path, COLLECTIVE)
-    root, log = tmp_path / "hosts", tmp_path / "hosts-trace" / "t"
-    root.mkdir()
-    log.parent.mkdir()
-    with mdfio.hosts.fio_servers(2, tmp_path, fio=traced_fio(tmp_path, log), env=fio_env()) as hosts:
+    with traced_servers(tmp_path) as (hosts, root, log):
         tree, jobs = two_hosts(hosts, tmp_path, root, COLLECTIVE)
         ops = trace.phases(log, str(root))
     assert tree == one_tree
