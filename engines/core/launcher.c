@@ -167,8 +167,13 @@ static void *agent_main(void *arg)
 				break;
 			if (status != PMIX_SUCCESS) {
 				__atomic_store_n(&q->broken, 1, __ATOMIC_RELEASE);
-				mdfio_notice("PMIx_Fence failed (%s): the barrier polls the rank file from here on",
-					     PMIx_Error_string(status));
+				/* a launcher killed while its fio waits takes
+				 * its server along: the ranks then stop with
+				 * one line of their own (orphan.c), and this
+				 * one would only precede it */
+				if (status != PMIX_ERR_LOST_CONNECTION && status != PMIX_ERR_UNREACH)
+					mdfio_notice("PMIx_Fence failed (%s): the barrier polls the rank file from here on",
+						     PMIx_Error_string(status));
 			}
 		}
 		/* done or failed, the ranks look at the file now */
