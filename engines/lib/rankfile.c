@@ -606,6 +606,7 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 		}
 		if (!err && refuse_failed_run(rf, &h, msg, msglen))
 			goto fail_locked;
+		err = 0;	/* a new file's header is its first claim's to write */
 		for (r = first; r < first + n; r++) {
 			err = lock(rf->fd, F_WRLCK, reservation_off(r), 1, 0);
 			if (!err)

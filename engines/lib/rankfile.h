@@ -92,7 +92,8 @@ struct mdfio_rankfile {
  * reservation or claim of them cannot pass: a run is not left open to
  * another between its phases. It also maps the memory in which the jobs
  * that claim through it (forked from this process, or its threads) share
- * one poller of the file at each barrier. Returns 0, or 1 with one line in msg (a live
+ * one poller of the file at each barrier. n may be 0: the file and the
+ * waiter, no ranks held. Returns 0, or 1 with one line in msg (a live
  * holder is named: host and fio pid).
  * run_id (run_id=; NULL or "": unnamed) names the run. A barrier of a named
  * run that fails keeps its reason in the file after the last rank has
