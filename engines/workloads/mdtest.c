@@ -31,6 +31,7 @@
 #include "mdtest_tree.h"
 #include "pick.h"
 #include "rankfile.h"
+#include "reserve.h"
 #include "world.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -374,7 +375,7 @@ static int test_dirs(struct rank *r, int make);
 static int engine_setup(struct thread_data *td)
 {
 	struct rank r;
-	char desc[FIO_JOBDESC_SIZE];
+	char desc[FIO_JOBDESC_SIZE], msg[1024];
 	int d;
 
 	if (!td->files || !td->o.nr_files)
@@ -403,6 +404,17 @@ static int engine_setup(struct thread_data *td)
 		close(r.root_fd);
 		if (err)
 			return 1;
+	}
+	/* the ranks' waiter and, under a launcher, its fence and its watch:
+	 * here, before fio forks any job, once the job's checks have passed
+	 * (a refused job leaves no rank file) */
+	switch (mdfio_workload_reserve(td, r.host, r.world.launcher, msg, sizeof(msg))) {
+	case 0:
+		break;
+	case 1:
+		return fail("%s: host %s: %s", td->o.directory, r.host, msg);
+	default:
+		return 1;
 	}
 	for (d = 0; d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
@@ -759,8 +771,9 @@ static int barrier(struct thread_data *td, struct rank *r, const char *step)
 	r->rf.waiting_arg = td;
 	if (mdfio_rankfile_barrier(&r->rf, phase, r->join_timeout * 1000u, &b, NULL, NULL,
 				   msg, sizeof(msg)))
-		return fail("%s: rank %" PRIu32 " (host %s), mdtest %s: %s",
-			    r->root, r->p.rank, r->host, mdtest_phase_names[r->phase], msg);
+		return fail("%s: rank %" PRIu32 " (host %s), mdtest %s: %s%s",
+			    r->root, r->p.rank, r->host, mdtest_phase_names[r->phase], msg,
+			    mdfio_workload_stopped() ? "; the run stops here" : "");
 	return 0;
 }
 
@@ -769,7 +782,8 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	char msg[1024];
 	uint64_t size;
 
-	if (read_options(td, r) || find_world(td, r))
+	/* a rank of this fio has said why the run stopped */
+	if (mdfio_workload_stopped() || read_options(td, r) || find_world(td, r))
 		return 1;
 	r->p.rank = r->world.base + (uint32_t)td->subjob_number;
 	r->p.ranks = r->world.total;
@@ -784,10 +798,13 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	/* mdtest's buffer holds a pattern; the bytes are not what is timed */
 	memset(r->buf, 'm', size);
 	r->rf.fd = -1;
-	if (mdfio_rankfile_claim(&r->rf, r->root_fd, r->p.rank, r->p.ranks,
-				 mdfio_job_parent(td)->o.numjobs, r->host, msg, sizeof(msg)))
+	if (mdfio_rankfile_claim_reserved(&r->rf, r->root_fd, r->p.rank, r->p.ranks,
+					  mdfio_job_parent(td)->o.numjobs, r->host,
+					  mdfio_workload_reservation(td->o.directory), NULL, msg, sizeof(msg)))
 		return fail("%s: %s", r->root, msg);
 	r->claimed = 1;
+	/* a barrier stops once nobody is left to receive the results */
+	r->rf.stopped = mdfio_workload_orphaned;
 	/* every rank looks for the test directories, so that none waits at
 	 * the barrier for one that refused */
 	if (make_plan(r) || ((r->p.rank == 0 || r->phase != MDTEST_TREE_CREATE) && test_dirs(r, 1))) {
@@ -930,8 +947,10 @@ static void engine_cleanup(struct thread_data *td)
 	struct rank *r = td->io_ops_data;
 	uint32_t k;
 
-	if (!r)
+	if (!r) {
+		mdfio_workload_job_ended(td);
 		return;
+	}
 	for (k = 0; k < r->nr_dirs; k++)
 		if (r->dirs[k].fd >= 0)
 			close(r->dirs[k].fd);
@@ -948,6 +967,7 @@ static void engine_cleanup(struct thread_data *td)
 		td_verror(td, EIO, "mdfio-mdtest");
 	if (r->claimed)
 		(void)mdfio_rankfile_release(&r->rf, r->root_fd, NULL, NULL);
+	mdfio_workload_job_ended(td);
 	if (r->root_fd >= 0)
 		close(r->root_fd);
 	free(r->ops);

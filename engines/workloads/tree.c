@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "reserve.h"
 #include "tree.h"
 
 const struct tree_phase_info phases[TP_NR] = {
@@ -184,8 +185,9 @@ static int barrier(struct thread_data *td, struct tree_job *j, unsigned int time
 	j->rf.waiting = mdfio_answer_fio_waiting;
 	j->rf.waiting_arg = td;
 	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
-		return mdfio_error("%s: rank %u (host %s), tree %s: %s", td->o.directory, j->rank,
-				   j->host, phases[j->phase].name, msg);
+		return mdfio_error("%s: rank %u (host %s), tree %s: %s%s", td->o.directory, j->rank,
+				   j->host, phases[j->phase].name, msg,
+				   mdfio_workload_stopped() ? "; the run stops here" : "");
 	return 0;
 }
 
@@ -224,6 +226,9 @@ static int tree_init(struct thread_data *td)
 	o = &(struct tree_values){ pick(given->source), pick(given->iname),
 				   pick(given->rewrite_size), pick(given->drop_caches),
 				   pick(given->hosts), pick(given->join_timeout) };
+	/* a rank of this fio has said why the run stopped */
+	if (mdfio_workload_stopped())
+		return 1;
 	if (!given->phase)
 		return mdfio_error("phase= is required: copy, find, read, rewrite or delete");
 	j = calloc(1, sizeof(*j));
@@ -268,10 +273,12 @@ static int tree_init(struct thread_data *td)
 		return mdfio_error("directory=%s: not an existing directory: %s", root, strerror(errno));
 	if (posix_memalign((void **)&j->buf, 4096, TREE_COPY_BUF))
 		return mdfio_error("out of memory");
-	if (mdfio_rankfile_claim(&j->rf, j->root_fd, j->rank, j->ranks, j->numjobs, j->host,
-				 msg, sizeof(msg)))
+	if (mdfio_rankfile_claim_reserved(&j->rf, j->root_fd, j->rank, j->ranks, j->numjobs, j->host,
+					  mdfio_workload_reservation(root), NULL, msg, sizeof(msg)))
 		return mdfio_error("directory=%s: %s", root, msg);
 	j->claimed = 1;
+	/* a barrier stops once nobody is left to receive the results */
+	j->rf.stopped = mdfio_workload_orphaned;
 	if (barrier(td, j, (unsigned int)join_timeout, ""))
 		return 1;
 	if (prepare(td, j, root, o, v)) {
@@ -316,8 +323,19 @@ static int tree_setup(struct thread_data *td)
 	set_units(td, 1);
 	/* the rank's place in fio's job description, which mdfio-report
 	 * reads as md-workbench's; an error is the job's init's to say */
-	if (given->phase && !world_of(td, pick(given->hosts), &w, host, sizeof(host), msg, sizeof(msg)) &&
-	    (!td->o.description || strncmp(td->o.description, "mdfio ", 6))) {
+	if (!given->phase || world_of(td, pick(given->hosts), &w, host, sizeof(host), msg, sizeof(msg)))
+		return 0;
+	/* the ranks' waiter and, under a launcher, its fence and its watch:
+	 * here, before fio forks any job */
+	switch (mdfio_workload_reserve(td, host, w.launcher, msg, sizeof(msg))) {
+	case 0:
+		break;
+	case 1:
+		return mdfio_error("directory=%s: host %s: %s", td->o.directory, host, msg);
+	default:
+		return 1;
+	}
+	if (!td->o.description || strncmp(td->o.description, "mdfio ", 6)) {
 		snprintf(desc, sizeof(desc), "mdfio rank=%u ranks=%u host=%s; tree %s",
 			 w.base + (uint32_t)td->subjob_number, w.total, host, phases[given->phase - 1].name);
 		free(td->o.description);
@@ -358,8 +376,10 @@ static void tree_cleanup(struct thread_data *td)
 	struct tree_job *j = td->io_ops_data;
 	unsigned int i;
 
-	if (!j)
+	if (!j) {
+		mdfio_workload_job_ended(td);
 		return;
+	}
 	while (j->depth)
 		pop_level(j);
 	free(j->levels);
@@ -396,6 +416,7 @@ static void tree_cleanup(struct thread_data *td)
 		close(j->tree_fd);
 	if (j->claimed)
 		(void)mdfio_rankfile_release(&j->rf, j->root_fd, NULL, NULL);
+	mdfio_workload_job_ended(td);
 	if (j->root_fd >= 0)
 		close(j->root_fd);
 	free(j->value);
