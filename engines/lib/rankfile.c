@@ -458,6 +458,23 @@ static int still_named(int dirfd, int fd)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* Whether h (read under the header lock) shows a barrier failed since rf's
+ * fio reserved its ranks in this file, where no other run can take them: a
+ * barrier of its own run, which the other fios gave up and left while this
+ * one was still busy in the phase before (1, with the reason in why). Its
+ * later phases meet that failure, as a named run's do, rather than start a
+ * run afresh that waits join_timeout for fios that have ended, to call them
+ * gone. */
+static int failed_since_reserved(const struct mdfio_rankfile *rf, const struct header *h,
+				 char *why, size_t len)
+{
+	if (rf->reserved_fd < 0 || !h->failed || h->total != rf->total ||
+	    !strcmp(h->id, rf->failed_before))
+		return 0;
+	read_failure(rf->fd, why, len, NULL);
+	return 1;
+}
+
 static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 {
 	struct header h;
@@ -481,9 +498,10 @@ static int claim_once(struct mdfio_rankfile *rf, char *msg, size_t msglen)
 		return mdfio_reason(msg, msglen, "another fio run with %" PRIu32 " ranks is using this namespace (rank %" PRIu32 ": host %s, pid %ld); this job has %" PRIu32,
 			    h.total, r, holder.host, holder.pid, rf->total);
 	}
-	if (!got && r == h.total && failed_run(rf, &h, msg, msglen)) {
-		/* a later phase of a named run that failed, in a fio that
-		 * joined it before: the run stopped, as at a failed barrier */
+	if (!got && r == h.total &&
+	    (failed_run(rf, &h, msg, msglen) || failed_since_reserved(rf, &h, msg, msglen))) {
+		/* a later phase of a run that failed, in a fio that joined
+		 * it before: the run stopped, as at a failed barrier */
 		unlock(fd, 0, REC);
 		return 2;
 	}
@@ -606,6 +624,7 @@ int mdfio_rankfile_reserve(struct mdfio_rankfile *rf, int dirfd, uint32_t first,
 		}
 		if (!err && refuse_failed_run(rf, &h, msg, msglen))
 			goto fail_locked;
+		snprintf(rf->failed_before, sizeof(rf->failed_before), "%s", !err && h.failed ? h.id : "");
 		err = 0;	/* a new file's header is its first claim's to write */
 		for (r = first; r < first + n; r++) {
 			err = lock(rf->fd, F_WRLCK, reservation_off(r), 1, 0);
@@ -662,6 +681,7 @@ int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t
 	int tries;
 
 	rf->reserved_fd = reserved ? reserved->fd : -1;
+	snprintf(rf->failed_before, sizeof(rf->failed_before), "%s", reserved ? reserved->failed_before : "");
 	rf->fio_pid = reserved ? reserved->fio_pid : (long)getpid();
 	rf->stopped = NULL;
 	rf->waiting = NULL;

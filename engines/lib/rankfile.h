@@ -55,6 +55,10 @@ struct mdfio_rankfile {
 	char run_id[64];
 	long fio_pid;	/* the fio process that reserved the rank */
 	int reserved_fd;	/* that fio's open file, if it is this one's */
+	/* The file's run when that fio reserved the rank, if a barrier of it
+	 * had failed ("": none): a failure the file shows in another run
+	 * came after, at a barrier of that fio's own run. */
+	char failed_before[MDFIO_RANKFILE_ID_LEN];
 	/* Whether the run has stopped where this file cannot show it (1, with
 	 * why): a sibling rank that could not claim its record never arrives,
 	 * and its claimed siblings would wait for it for ever. The barrier
@@ -114,9 +118,10 @@ int mdfio_rankfile_claim(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 /* The same, for a job whose fio holds reserved (mdfio_rankfile_reserve; may
  * be NULL): the reservation by any other fio refuses the claim. The run's
  * name is reserved's, or without one run_id (as mdfio_rankfile_reserve's).
- * Returns 2, with the reason alone in msg, where a named run kept its
- * failure and no rank holds a claim: a later phase of the run, which
- * stopped before it. */
+ * Returns 2, with the reason alone in msg, where no rank holds a claim and
+ * the file keeps a failure of the run: a named run's, or one since its fio
+ * reserved the rank (its fio was still in the phase before when the others
+ * gave up and left); a later phase of the run, which stopped before it. */
 int mdfio_rankfile_claim_reserved(struct mdfio_rankfile *rf, int dirfd, uint32_t rank,
 				  uint32_t total, uint32_t block, const char *host,
 				  const struct mdfio_rankfile *reserved, const char *run_id,

@@ -18,10 +18,9 @@ from mdfio.fiojson import read_documents
 from mdfio.hosts import fio_servers, need_unshare
 
 R, D, P, I = 9, 3, 300, 300
-# on a loaded machine (CI) a live fio took more than 5 s to start its next
-# section's processes, under the sanitizers and once without: a rank then
-# gives up on it too, and, as it holds no rank between two sections, names
-# it gone (docs/hosts.md)
+# above the time a live fio takes to start its next section's processes
+# on a loaded machine (CI), under the sanitizers above all: one slower is
+# named late, and then meets the failure (docs/hosts.md)
 JOIN_TIMEOUT = 20 if os.environ.get("MDFIO_PRELOAD") else 10
 # repeat 2 runs for STONEWALL s on any machine (sanitizers too): more
 # steps than that allows, each operation followed by a wait of 10^3 times
@@ -100,14 +99,25 @@ def test_a_host_killed_in_repeat_2_of_9_stops_the_run_once(tmp_path):
     if not os.environ.get("MDFIO_PRELOAD"):
         assert took < JOIN_TIMEOUT + 10, (took, messages)
     gave_up = [line for line in messages.splitlines() if "did not join" in line]
-    assert sorted(re.search(r"rank (\d) \(host", line)[1] for line in gave_up) == ["0", "1", "2", "3"], messages
     # the first to give up says why; a rank of host1 that came to the
-    # barrier after it may pass that reason on, quoted, to the others
+    # barrier after it may pass that reason on, quoted, to the others. A
+    # live host may still be in repeat 2 then, and come after the others
+    # have ended (its last step, begun before the timer, runs on for
+    # waiting_factor times its operations' time, seconds on a loaded
+    # machine): its fio meets the failure the rank file kept, once
     why = (f"ranks 4-5 of 6 did not join within {JOIN_TIMEOUT} s; host host3 is gone (its fio, or the host, "
            "died) since the start of benchmark repeat 2, which every rank passed")
+    said = {}
     for line in gave_up:
-        assert "), entering benchmark repeat 3: " in line and why in line and \
-            line.endswith("; nothing was started"), line
+        m = re.search(r"rank (\d) \(host (host\d)\)(, entering benchmark repeat 3: |: this run stopped before this "
+                      r"phase \()", line)
+        assert m and why in line and line.endswith("; nothing was started"), line
+        said.setdefault(m[2], []).append((m[1], m[3].startswith(",")))
+    assert sorted(said) == ["host1", "host2"], messages
+    for host, lines in said.items():
+        ranks = {str(2 * int(host[-1]) - 2), str(2 * int(host[-1]) - 1)}
+        assert {r for r, _ in lines} <= ranks and len({r for r, _ in lines}) == len(lines), messages
+        assert all(barrier for _, barrier in lines) or len(lines) == 1, messages
     for false in ("no rank of host", "do not run the same jobs", "stonewall_timer"):
         assert false not in messages, messages
     # what every rank completed is reported; repeat 2 and later are marked
