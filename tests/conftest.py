@@ -636,6 +636,27 @@ def need_mpirun(what="fio runs its ranks under it"):
         pytest.skip(f"mpirun is not installed (openmpi-bin): {what}")
 
 
+# strace's line of a rank's shared lock of the rank file's header: one look
+# at the file (a poll, or the look when the launcher's fence completes)
+HEADER_LOOK = re.compile(r"F_OFD_SETLKW, \{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=160\}")
+
+
+def rank_file_looks(jobfile, trace, pmix, late=3, timeout=300):
+    """Runs jobfile on 3 fio processes under mpirun, the last started late
+    seconds after the others (so that theirs wait at the first barrier),
+    with PMIx or (pmix False) with PMIX_NAMESPACE taken away; each fio under
+    strace into trace.<rank>. Returns each rank's looks at the rank file's
+    header."""
+    script = (("" if pmix else "unset PMIX_NAMESPACE; ") +
+              f'[ "$OMPI_COMM_WORLD_RANK" = 2 ] && sleep {late}; '
+              f'exec strace -f -qq -e trace=fcntl -o "{trace}.$OMPI_COMM_WORLD_RANK" '
+              f'fio --output-format=json --output="{trace}.$OMPI_COMM_WORLD_RANK.json" "{jobfile}"')
+    proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", "3", "sh", "-c", script],
+                          capture_output=True, text=True, env=fio_env(MPI_ENV), timeout=timeout)
+    assert proc.returncode == 0 and not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
+    return [len(HEADER_LOOK.findall(Path(f"{trace}.{r}").read_text())) for r in range(3)]
+
+
 # MPICH's mpirun (Hydra) listens on every address of its network namespace,
 # so it runs in a namespace of its own whose one address is loopback; its
 # processes start by fork on this host, also inside a Slurm allocation

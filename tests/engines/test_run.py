@@ -17,7 +17,7 @@ import pytest
 
 import mdfio.fio
 from conftest import (MPIRUN, MPIRUN_MPICH, MPI_ENV, SANITIZER_REPORT, client_env, engine_path, expected, fio_client,
-                      fio_env, namespace, need_mpich, need_mpirun)
+                      fio_env, namespace, need_mpich, need_mpirun, rank_file_looks)
 from mdfio.fiojson import read_documents
 
 D, P, I = 3, 8, 3
@@ -345,7 +345,6 @@ def test_one_run_under_mpirun(tmpfs, tmp_path, np, clones, offset, mpi):
 
 
 # the rank file's header read under a shared lock: the barrier's look at it
-HEADER_LOOK = re.compile(r"F_OFD_SETLKW, \{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=160\}")
 
 
 def test_under_mpirun_the_barrier_waits_in_pmix_fence(tmpfs, tmp_path):
@@ -363,15 +362,7 @@ def test_under_mpirun_the_barrier_waits_in_pmix_fence(tmpfs, tmp_path):
     job.write_text(text)
     looks = {}
     for pmix in (True, False):
-        trace = tmp_path / f"pmix-{pmix}"
-        script = (("" if pmix else "unset PMIX_NAMESPACE; ") +
-                  f'[ "$OMPI_COMM_WORLD_RANK" = 2 ] && sleep {LATE}; '
-                  f'exec strace -f -qq -e trace=fcntl -o "{trace}.$OMPI_COMM_WORLD_RANK" '
-                  f'fio --output-format=json --output="{trace}.$OMPI_COMM_WORLD_RANK.json" "{job}"')
-        proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", "3", "sh", "-c", script],
-                              capture_output=True, text=True, env=fio_env(MPI_ENV), timeout=TIMEOUT)
-        assert proc.returncode == 0 and not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
-        looks[pmix] = [len(HEADER_LOOK.findall(Path(f"{trace}.{r}").read_text())) for r in range(3)]
+        looks[pmix] = rank_file_looks(job, tmp_path / f"pmix-{pmix}", pmix, LATE, TIMEOUT)
         assert os.listdir(tmpfs) == []
     # each phase starts with two barriers: at most one look at each (the
     # fence completes once every rank has arrived, and the last to arrive

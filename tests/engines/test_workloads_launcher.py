@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, fio_env, job, need_mpirun
+from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, fio_env, job, need_mpirun, rank_file_looks
 from mdfio.hosts import alive
 
 # the rank file's header read under a shared lock: the barrier's look at it
-HEADER_LOOK = re.compile(r"F_OFD_SETLKW, \{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=160\}")
 TIMEOUT = 120
 STOPS_WITHIN = 20   # s from the kill until every fio has ended (bounded, not a timing)
 
@@ -59,15 +58,7 @@ def test_under_mpirun_the_barrier_waits_in_pmix_fence(tmp_path, workload):
         jobfile = tmp_path / f"job-{pmix}.fio"
         text, barriers = workload(root, tmp_path)
         jobfile.write_text(text)
-        trace = tmp_path / f"pmix-{pmix}"
-        script = (("" if pmix else "unset PMIX_NAMESPACE; ") +
-                  f'[ "$OMPI_COMM_WORLD_RANK" = 2 ] && sleep {LATE}; '
-                  f'exec strace -f -qq -e trace=fcntl -o "{trace}.$OMPI_COMM_WORLD_RANK" '
-                  f'fio --output-format=json --output="{trace}.$OMPI_COMM_WORLD_RANK.json" "{jobfile}"')
-        proc = subprocess.run([*MPIRUN, "--bind-to", "none", "-np", "3", "sh", "-c", script],
-                              capture_output=True, text=True, env=fio_env(MPI_ENV), timeout=TIMEOUT)
-        assert proc.returncode == 0 and not SANITIZER_REPORT.search(proc.stdout + proc.stderr), proc.stderr
-        looks[pmix] = [len(HEADER_LOOK.findall(Path(f"{trace}.{r}").read_text())) for r in range(3)]
+        looks[pmix] = rank_file_looks(jobfile, tmp_path / f"pmix-{pmix}", pmix, LATE, TIMEOUT)
         # the last rank out removed the rank file
         assert not (root / "mdfio.ranks").exists()
     # at most one look at each barrier (the fence completes once every
