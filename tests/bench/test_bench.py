@@ -15,7 +15,8 @@ import pytest
 
 import mdfio.fio
 import mdfio.versitygw
-from conftest import ENGINE_DIR, SOURCE_ROOT, build_fio, io_uring_missing, loops_under, mounts_under, need_root
+from conftest import (ENGINE_DIR, SOURCE_ROOT, build_fio, fio_env, io_uring_missing, loops_under, mounts_under,
+                      need_root)
 
 SECTIONS = ("free-pages", "pairs", "fio-patch", "engines", "uring-features", "uring-handoffs", "uring-issue",
             "scaling", "hosts", "callgrind", "reference", "walltime", "barrier", "s3", "postmark")
@@ -520,7 +521,8 @@ def test_mdtest_calls_variants_load_and_make_the_engines_tree(tmp_path, variant)
         root.mkdir(parents=True)
         text = mdfio.fio.jobfile(("tree_create", "dir_create", "file_create"), root, engine, numjobs=2, bs=1,
                                  items=6, branching_factor=2, depth=1, write_bytes=10)
-        run = mdfio.fio.run(tmp_path / name / "m.fio", text, timeout=120)
+        # under the sanitizers' build, with their runtime preloaded
+        run = mdfio.fio.run(tmp_path / name / "m.fio", text, env=fio_env(), timeout=120)
         assert run.rc == 0, run.stderr
         built[name] = sorted((str(p.relative_to(root)), p.is_dir(), p.is_file() and p.stat().st_size)
                              for p in root.rglob("*"))
