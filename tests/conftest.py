@@ -636,6 +636,19 @@ def need_mpirun(what="fio runs its ranks under it"):
         pytest.skip(f"mpirun is not installed (openmpi-bin): {what}")
 
 
+def wait_ended(pids, within, killed):
+    """Waits until every process of pids has ended, at most within seconds
+    after killed (what the test killed, for the line) ended; past that,
+    kills them and fails."""
+    end = time.monotonic() + within
+    while left := [p for p in pids if mdfio.hosts.alive(p)]:
+        if time.monotonic() > end:
+            for p in left:
+                os.kill(p, signal.SIGKILL)
+            pytest.fail(f"processes {left} ran on {within} s after {killed} was killed")
+        time.sleep(0.05)
+
+
 # strace's line of a rank's shared lock of the rank file's header: one look
 # at the file (a poll, or the look when the launcher's fence completes)
 HEADER_LOOK = re.compile(r"F_OFD_SETLKW, \{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=160\}")

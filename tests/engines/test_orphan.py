@@ -5,9 +5,7 @@ cleanup unattended, and a fio client killed with SIGKILL, whose servers
 would run its whole job list. Every rank stops at its next step, the later
 phases (the cleanup) never run, the namespace stays as it was, and a new
 fio's cleanup removes it."""
-import os
 import re
-import signal
 import subprocess
 import time
 
@@ -15,8 +13,8 @@ import pytest
 
 import mdfio.fio
 from conftest import (MPI_ENV, MPIRUN, SANITIZER_REPORT, client_env, engine_path, fio_env, job, namespace,
-                      need_mpirun)
-from mdfio.hosts import alive, fio_servers, need_unshare
+                      need_mpirun, wait_ended)
+from mdfio.hosts import fio_servers, need_unshare
 
 D, P, I = 2, 20, 20
 # the benchmark runs for minutes unless stopped: each operation is followed
@@ -33,16 +31,6 @@ def benchmarking(root, ranks, proc, deadline=60):
     while not status.exists() or status.read_text().count("benchmarking") < ranks:
         assert time.monotonic() < end and proc.poll() is None, "the benchmark did not start"
         time.sleep(0.01)
-
-
-def wait_ended(pids):
-    end = time.monotonic() + STOPS_WITHIN
-    while left := [p for p in pids if alive(p)]:
-        if time.monotonic() > end:
-            for p in left:
-                os.kill(p, signal.SIGKILL)
-            pytest.fail(f"jobs {left} ran on {STOPS_WITHIN} s after the fio they report to was killed")
-        time.sleep(0.05)
 
 
 def check_kept_then_cleaned(root, ranks, cleanup):
@@ -73,7 +61,7 @@ def test_a_killed_fio_leaves_no_job_running(tmpfs, tmp_path):
         assert len(jobs) == 2, jobs
         fio.kill()
         fio.wait()
-        wait_ended(jobs)
+        wait_ended(jobs, STOPS_WITHIN, "the fio they report to")
     finally:
         if fio.poll() is None:
             fio.kill()
@@ -114,7 +102,7 @@ def test_a_killed_fio_client_leaves_no_job_running(tmp_path):
             assert all(len(pids) == 3 for pids in below.values()), below
             client.kill()
             client.wait()
-            wait_ended(set().union(*below.values()))
+            wait_ended(set().union(*below.values()), STOPS_WITHIN, "the fio they report to")
         finally:
             if client.poll() is None:
                 client.kill()
@@ -174,7 +162,7 @@ def test_a_killed_launcher_leaves_no_job_running(tmpfs, tmp_path, launcher):
         assert len(fios) == 2 and len(jobs) == 4, (fios, jobs)
         proc.kill()
         proc.wait()
-        wait_ended(jobs)
+        wait_ended(jobs, STOPS_WITHIN, "the fio they report to")
     finally:
         if proc.poll() is None:
             proc.kill()

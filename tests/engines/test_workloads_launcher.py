@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import mdfio.fio
-from conftest import MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, fio_env, job, need_mpirun, rank_file_looks
+from conftest import (MPI_ENV, MPIRUN, SANITIZER_REPORT, engine_path, fio_env, job, need_mpirun, rank_file_looks,
+                      wait_ended)
 from mdfio.hosts import alive
 
 # the rank file's header read under a shared lock: the barrier's look at it
@@ -104,13 +105,7 @@ def test_a_killed_mpirun_stops_the_rank_waiting_at_the_barrier(tmp_path):
         assert fios, tree
         proc.kill()
         proc.wait()
-        end = time.monotonic() + STOPS_WITHIN
-        while running := [p for p in fios if alive(p)]:
-            if time.monotonic() > end:
-                for p in running:
-                    os.kill(p, signal.SIGKILL)
-                pytest.fail(f"fio {running} ran on {STOPS_WITHIN} s after the mpirun that started it was killed")
-            time.sleep(0.05)
+        wait_ended(fios, STOPS_WITHIN, "the mpirun that started them")
     finally:
         if proc.poll() is None:
             proc.kill()
