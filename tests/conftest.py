@@ -184,7 +184,7 @@ def fio_env(extra=None):
     if preload:
         env["LD_PRELOAD"] = preload
         # fio itself leaks by design; the engine is what is checked here
-        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+        env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1:verify_asan_link_order=0"
         env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     for k in list(env):
         if k.startswith("MDW_"):
