@@ -156,8 +156,12 @@ def gdb_backtraces(pids: Iterable[int], seconds: float) -> dict[int, list[str]]:
     gdb = shutil.which("gdb")
     if gdb is None:
         return {p: ["  (no gdb here: no user-space backtraces)"] for p in pids}
+    # a frame a line, function names only: a CI log keeps the tail of a
+    # failure's output, and the innermost frames say where a thread waits
+    short = ["-ex", "set print frame-arguments presence", "-ex", "set print frame-info short-location",
+             "-ex", "set print address off"]
     runs = {p: subprocess.Popen([gdb, "-p", str(p), "-batch", "-nx", "-iex", "set debuginfod enabled off",
-                                 "-ex", "thread apply all bt"], stdin=subprocess.DEVNULL,
+                                 *short, "-ex", "thread apply all bt"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for p in pids}
     deadline, out = time.monotonic() + seconds, {}
     for p, gdb_run in runs.items():
