@@ -309,9 +309,10 @@ int mdfio_orphaned(char *why, size_t len);
 
 /* reserve.c: in fio's main process, the ranks of each root it runs, held
  * until it exits; one line and 1 (for every job of the root) if another fio
- * holds them; launcher as mdfio_orphan_watch's */
+ * holds them; launcher as mdfio_orphan_watch's, run_id (run_id=, parsed;
+ * NULL or "": unnamed) as mdfio_rankfile_reserve's */
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
-			const char *host, const char *launcher);
+			const char *host, const char *launcher, const char *run_id);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
 /* Why this fio's run on a root stopped: kept with the reason, so that no
  * rank has to tell from the reason's text whose it is. */

@@ -217,14 +217,13 @@ static int same_directory(struct thread_data *td, struct reservation *res)
 }
 
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
-			const char *host, const char *launcher)
+			const char *host, const char *launcher, const char *run_id)
 {
 	const char *root = td->o.directory;
-	const struct mdfio_options *eo = td->eo;
 	struct thread_data *prev;
 	struct reservation *res;
 	struct statvfs vfs;
-	char msg[1024], run_id[64] = "";
+	char msg[1024];
 
 	/* a job set up in its own process (create_serialize=0) claims its
 	 * rank only for its phase, as a fio without this does */
@@ -244,8 +243,6 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	res = find(root);
 	if (res)
 		return res->refused;
-	if (eo->run_id && mdfio_option_value("run_id", eo->run_id, run_id, sizeof(run_id)))
-		return 1;
 	if (nr_held == MDFIO_ROOTS_MAX)
 		return mdfio_error("directory=%s: one fio runs mdfio jobs on at most %d roots",
 				   root, MDFIO_ROOTS_MAX);

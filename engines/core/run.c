@@ -81,12 +81,16 @@ int mdfio_describe_rank(struct thread_data *td)
 
 int mdfio_reserve_run(struct thread_data *td)
 {
+	const struct mdfio_options *eo = td->eo;
 	struct mdfio_world w;
-	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX];
+	char host[HOST_NAME_MAX + 1], hosts[MDFIO_HOSTS_MAX], run_id[64] = "";
 
 	if (mdfio_job_world(td, &w, host, sizeof(host), hosts, sizeof(hosts)))
 		return 1;
-	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host, w.launcher);
+	if (eo->run_id && mdfio_option_value("run_id", eo->run_id, run_id, sizeof(run_id)))
+		return 1;
+	return mdfio_reserve_ranks(td, w.base, mdfio_job_parent(td)->o.numjobs, host, w.launcher,
+				   run_id);
 }
 
 enum host_state { HOST_HERE, HOST_NOT_STARTED, HOST_GONE, HOST_LATE };
