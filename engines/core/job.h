@@ -307,10 +307,11 @@ void mdfio_orphan_watch(const char *launcher);
  * job stops, and the run with it. */
 int mdfio_orphaned(char *why, size_t len);
 
-/* reserve.c: in fio's main process, the ranks of each root it runs, held
- * until it exits; one line and 1 (for every job of the root) if another fio
- * holds them; launcher as mdfio_orphan_watch's, run_id (run_id=, parsed;
- * NULL or "": unnamed) as mdfio_rankfile_reserve's */
+/* reserve.c: in fio's main process, the ranks [first, first+n) of each
+ * root it runs (n = 0: a study workload's, which holds none), held until
+ * the last of its jobs there has ended; one line and 1 (for every job of
+ * the root) if another fio holds them; launcher as mdfio_orphan_watch's,
+ * run_id (run_id=, parsed; NULL or "": unnamed) as mdfio_rankfile_reserve's */
 int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 			const char *host, const char *launcher, const char *run_id);
 const struct mdfio_rankfile *mdfio_reservation(const char *root);
@@ -329,8 +330,13 @@ enum mdfio_stop {
 /* The run on root stopped, for why: every later job of this fio on root
  * refuses to start. The first stop is kept: 1 if it is this one. */
 int mdfio_reservation_stop(const char *root, enum mdfio_stop kind, const char *why);
-/* How it stopped (MDFIO_STOP_NONE: it has not), and why. */
+/* How it stopped (MDFIO_STOP_NONE: it has not), and why (may be NULL). */
 enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t len);
+/* A struct mdfio_rankfile's stopped for a rank on root (its stopped_arg):
+ * 1, with why, once nobody is left to receive the results (orphan.c), and
+ * the run on root stops so (MDFIO_STOP_GAVE_UP): no later job of this fio
+ * there starts, nor says it again. */
+int mdfio_reservation_orphaned(void *root, char *why, size_t len);
 /* Every rank of the run passed barrier (a phase's start, "benchmark repeat
  * 2"): a rank missing at a later one was in the run and is gone. */
 void mdfio_reservation_passed(const char *root, const char *barrier);

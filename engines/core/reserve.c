@@ -4,7 +4,8 @@
  * phases, where no job of it holds them. Its jobs, forked from it or its
  * threads, claim their ranks through its open file, and the last one gives
  * the reservation up: fio has no hook in its main process after the jobs,
- * and a fio server's run ends in _exit(). */
+ * and a fio server's run ends in _exit(). The study workloads' engines
+ * (engines/workloads/) keep their reservations here too, of no ranks. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,15 @@
 struct reservation {
 	char root[PATH_MAX];
 	int dirfd;
+	/* md-workbench's ranks of this fio. A study workload (mdfio-mdtest,
+	 * mdfio-tree) holds none (n = 0): its sections number their ranks
+	 * each by its own numjobs, so no range stays this fio's from phase to
+	 * phase. Its reservation is the rank file held open: one waiter per
+	 * fio at the barrier, the launcher's fence, the orphan watch and the
+	 * last job giving it up. Its jobs' options are its own, not struct
+	 * mdfio_options, and none is md-workbench's precreate: it makes no
+	 * root (make_root). The rest holds for it as for md-workbench's: one
+	 * mdfio engine and one spelling per root, none on a read-only one. */
 	uint32_t first, n;
 	int refused;		/* said once; every job of the root refuses */
 	int created;		/* this fio created the root (a precreate's) */
@@ -78,7 +88,7 @@ static struct reservation *find(const char *root)
 {
 	unsigned int i;
 
-	for (i = 0; i < nr_held; i++)
+	for (i = 0; root && i < nr_held; i++)
 		if (!strcmp(held[i].root, root))
 			return &held[i];
 	return NULL;
@@ -142,6 +152,8 @@ static int make_root(struct thread_data *td, struct reservation *res)
 	struct stat sb;
 	int i, precreate = 0;
 
+	if (!res->n)
+		return 0;	/* a study workload's (struct reservation) */
 	if (!lstat(res->root, &sb) || (errno != ENOENT && errno != ENOTDIR))
 		return 0;	/* the job's own checks say what is wrong */
 	mdfio_for_each_td(t, i)
@@ -268,6 +280,8 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	}
 	res = &held[nr_held];
 	snprintf(res->root, sizeof(res->root), "%s", root);
+	res->first = first;
+	res->n = n;
 	res->rf.fd = -1;
 	if (count_jobs(td, &jobs_left[nr_held]))
 		return 1;
@@ -286,8 +300,6 @@ int mdfio_reserve_ranks(struct thread_data *td, uint32_t first, uint32_t n,
 	if (same_directory(td, res))
 		return 1;
 	nr_held++;
-	res->first = first;
-	res->n = n;
 	if (!mdfio_rankfile_reserve(&res->rf, res->dirfd, first, n, host, run_id, msg, sizeof(msg))) {
 		/* here, in fio's main process, the launcher's client starts */
 		if (res->rf.waiter)
@@ -330,10 +342,18 @@ enum mdfio_stop mdfio_reservation_stopped(const char *root, char *why, size_t le
 	if (!st)
 		return MDFIO_STOP_NONE;
 	set = st->stopped;
-	if (set)
+	if (set && why)
 		snprintf(why, len, "%s", st->why);
 	unlock_state(st);
 	return set;
+}
+
+int mdfio_reservation_orphaned(void *root, char *why, size_t len)
+{
+	if (!mdfio_orphaned(why, len))
+		return 0;
+	mdfio_reservation_stop(root, MDFIO_STOP_GAVE_UP, why);
+	return 1;
 }
 
 void mdfio_reservation_passed(const char *root, const char *barrier)

@@ -31,7 +31,6 @@
 #include "mdtest_tree.h"
 #include "pick.h"
 #include "rankfile.h"
-#include "reserve.h"
 #include "world.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -375,7 +374,7 @@ static int test_dirs(struct rank *r, int make);
 static int engine_setup(struct thread_data *td)
 {
 	struct rank r;
-	char desc[FIO_JOBDESC_SIZE], msg[1024];
+	char desc[FIO_JOBDESC_SIZE];
 	int d;
 
 	if (!td->files || !td->o.nr_files)
@@ -408,14 +407,8 @@ static int engine_setup(struct thread_data *td)
 	/* the ranks' waiter and, under a launcher, its fence and its watch:
 	 * here, before fio forks any job, once the job's checks have passed
 	 * (a refused job leaves no rank file) */
-	switch (mdfio_workload_reserve(td, r.host, r.world.launcher, msg, sizeof(msg))) {
-	case 0:
-		break;
-	case 1:
-		return fail("%s: host %s: %s", td->o.directory, r.host, msg);
-	default:
+	if (mdfio_reserve_ranks(td, 0, 0, r.host, r.world.launcher, NULL))
 		return 1;
-	}
 	for (d = 0; d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
 	set_units(td, units_of(&r.p, &r.s, r.phase));
@@ -773,7 +766,7 @@ static int barrier(struct thread_data *td, struct rank *r, const char *step)
 				   msg, sizeof(msg)))
 		return fail("%s: rank %" PRIu32 " (host %s), mdtest %s: %s%s",
 			    r->root, r->p.rank, r->host, mdtest_phase_names[r->phase], msg,
-			    mdfio_workload_stopped() ? "; the run stops here" : "");
+			    mdfio_reservation_stopped(r->root, NULL, 0) ? "; the run stops here" : "");
 	return 0;
 }
 
@@ -783,7 +776,8 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	uint64_t size;
 
 	/* a rank of this fio has said why the run stopped */
-	if (mdfio_workload_stopped() || read_options(td, r) || find_world(td, r))
+	if (mdfio_reservation_stopped(td->o.directory, NULL, 0) || read_options(td, r) ||
+	    find_world(td, r))
 		return 1;
 	r->p.rank = r->world.base + (uint32_t)td->subjob_number;
 	r->p.ranks = r->world.total;
@@ -800,11 +794,12 @@ static int init_rank(struct thread_data *td, struct rank *r)
 	r->rf.fd = -1;
 	if (mdfio_rankfile_claim_reserved(&r->rf, r->root_fd, r->p.rank, r->p.ranks,
 					  mdfio_job_parent(td)->o.numjobs, r->host,
-					  mdfio_workload_reservation(td->o.directory), NULL, msg, sizeof(msg)))
+					  mdfio_reservation(td->o.directory), NULL, msg, sizeof(msg)))
 		return fail("%s: %s", r->root, msg);
 	r->claimed = 1;
 	/* a barrier stops once nobody is left to receive the results */
-	r->rf.stopped = mdfio_workload_orphaned;
+	r->rf.stopped = mdfio_reservation_orphaned;
+	r->rf.stopped_arg = r->root;
 	/* every rank looks for the test directories, so that none waits at
 	 * the barrier for one that refused */
 	if (make_plan(r) || ((r->p.rank == 0 || r->phase != MDTEST_TREE_CREATE) && test_dirs(r, 1))) {
@@ -948,7 +943,7 @@ static void engine_cleanup(struct thread_data *td)
 	uint32_t k;
 
 	if (!r) {
-		mdfio_workload_job_ended(td);
+		mdfio_job_ended(td);
 		return;
 	}
 	for (k = 0; k < r->nr_dirs; k++)
@@ -967,7 +962,7 @@ static void engine_cleanup(struct thread_data *td)
 		td_verror(td, EIO, "mdfio-mdtest");
 	if (r->claimed)
 		(void)mdfio_rankfile_release(&r->rf, r->root_fd, NULL, NULL);
-	mdfio_workload_job_ended(td);
+	mdfio_job_ended(td);
 	if (r->root_fd >= 0)
 		close(r->root_fd);
 	free(r->ops);

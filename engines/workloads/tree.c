@@ -31,7 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reserve.h"
 #include "tree.h"
 
 const struct tree_phase_info phases[TP_NR] = {
@@ -187,7 +186,8 @@ static int barrier(struct thread_data *td, struct tree_job *j, unsigned int time
 	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
 		return mdfio_error("%s: rank %u (host %s), tree %s: %s%s", td->o.directory, j->rank,
 				   j->host, phases[j->phase].name, msg,
-				   mdfio_workload_stopped() ? "; the run stops here" : "");
+				   mdfio_reservation_stopped(td->o.directory, NULL, 0) ?
+				   "; the run stops here" : "");
 	return 0;
 }
 
@@ -227,7 +227,7 @@ static int tree_init(struct thread_data *td)
 				   pick(given->rewrite_size), pick(given->drop_caches),
 				   pick(given->hosts), pick(given->join_timeout) };
 	/* a rank of this fio has said why the run stopped */
-	if (mdfio_workload_stopped())
+	if (mdfio_reservation_stopped(root, NULL, 0))
 		return 1;
 	if (!given->phase)
 		return mdfio_error("phase= is required: copy, find, read, rewrite or delete");
@@ -274,11 +274,12 @@ static int tree_init(struct thread_data *td)
 	if (posix_memalign((void **)&j->buf, 4096, TREE_COPY_BUF))
 		return mdfio_error("out of memory");
 	if (mdfio_rankfile_claim_reserved(&j->rf, j->root_fd, j->rank, j->ranks, j->numjobs, j->host,
-					  mdfio_workload_reservation(root), NULL, msg, sizeof(msg)))
+					  mdfio_reservation(root), NULL, msg, sizeof(msg)))
 		return mdfio_error("directory=%s: %s", root, msg);
 	j->claimed = 1;
 	/* a barrier stops once nobody is left to receive the results */
-	j->rf.stopped = mdfio_workload_orphaned;
+	j->rf.stopped = mdfio_reservation_orphaned;
+	j->rf.stopped_arg = td->o.directory;
 	if (barrier(td, j, (unsigned int)join_timeout, ""))
 		return 1;
 	if (prepare(td, j, root, o, v)) {
@@ -327,14 +328,8 @@ static int tree_setup(struct thread_data *td)
 		return 0;
 	/* the ranks' waiter and, under a launcher, its fence and its watch:
 	 * here, before fio forks any job */
-	switch (mdfio_workload_reserve(td, host, w.launcher, msg, sizeof(msg))) {
-	case 0:
-		break;
-	case 1:
-		return mdfio_error("directory=%s: host %s: %s", td->o.directory, host, msg);
-	default:
+	if (mdfio_reserve_ranks(td, 0, 0, host, w.launcher, NULL))
 		return 1;
-	}
 	if (!td->o.description || strncmp(td->o.description, "mdfio ", 6)) {
 		snprintf(desc, sizeof(desc), "mdfio rank=%u ranks=%u host=%s; tree %s",
 			 w.base + (uint32_t)td->subjob_number, w.total, host, phases[given->phase - 1].name);
@@ -377,7 +372,7 @@ static void tree_cleanup(struct thread_data *td)
 	unsigned int i;
 
 	if (!j) {
-		mdfio_workload_job_ended(td);
+		mdfio_job_ended(td);
 		return;
 	}
 	while (j->depth)
@@ -416,7 +411,7 @@ static void tree_cleanup(struct thread_data *td)
 		close(j->tree_fd);
 	if (j->claimed)
 		(void)mdfio_rankfile_release(&j->rf, j->root_fd, NULL, NULL);
-	mdfio_workload_job_ended(td);
+	mdfio_job_ended(td);
 	if (j->root_fd >= 0)
 		close(j->root_fd);
 	free(j->value);

@@ -1,6 +1,6 @@
 """The study workloads mdfio-mdtest and mdfio-tree under Open MPI's mpirun
-have what the core engines have under a launcher
-(engines/workloads/reserve.c over core/launcher.c and core/orphan.c): their
+have what the core engines have under a launcher (core/reserve.c's
+reservation of no ranks, over core/launcher.c and core/orphan.c): their
 ranks wait at the barrier in the launcher's PMIx_Fence instead of polling
 the rank file, and a killed mpirun stops the ranks it left running at their
 barrier, with one line, not after join_timeout."""
