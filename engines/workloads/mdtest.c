@@ -126,8 +126,8 @@ static int fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "mdfio: %s\n", line);
-	fflush(stderr);
+	/* core/error.c's printer: a fio server sends it to its client */
+	mdfio_notice("%s", line);
 	return 1;
 }
 

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 
+#include "backend.h"
 #include "postmark_job.h"
 
 /* the slot of each kind of operation, and the headline slot of each phase */
@@ -45,8 +46,8 @@ int pm_fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, len, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "mdfio: %s\n", line);
-	fflush(stderr);
+	/* core/error.c's printer: a fio server sends it to its client */
+	mdfio_notice("%s", line);
 	return 1;
 }
 

@@ -198,3 +198,14 @@ def test_collective_creates_over_two_hosts(tmp_path):
         assert list(rows) == list(TITLES.values())[:8] + ["Tree creation", "Tree removal"], proc.stdout
         assert {t for t, v in rows.items() if len(v) == 4 and v[0] != "0.000"} == {TITLES[p] for p in ran}, \
             proc.stdout
+
+
+def test_a_refusal_on_a_server_reaches_the_client(servers, tmp_path):
+    """A job the engine refuses on a fio server says why at the client, as
+    fio's own messages do: the line is not left on the server's stderr."""
+    (host,) = servers(1)
+    root = tmp_path / "root"
+    root.mkdir()
+    run = fio_client([host], job(["file_create"], root, engine="mdtest", items="abc"), tmp_path, check=False,
+                     timeout=TIMEOUT)
+    assert "mdfio: items=abc: expected" in run.messages, run.messages

@@ -101,8 +101,19 @@ def test_a_host_that_cannot_start_stops_both(servers, tmp_path):
     run = fio_client(hosts, job(over, ("pool",), hosts=[h.name for h in hosts]), tmp_path, check=False,
                      timeout=TIMEOUT)
     assert [j["error"] != 0 for j in run.jobs()] == [True, True]
-    lines = [line for h in hosts for line in h.log.read_text().splitlines() if line.startswith("mdfio:")]
-    assert len(lines) == 2 and all("h1: not empty (it holds theirs)" in line for line in lines), lines
+    # each host's line reaches the client, prefixed by fio with its name
+    lines = [line for line in run.messages.splitlines() if "mdfio:" in line]
+    assert len(lines) == 2 and all("h1: not empty (it holds theirs)" in line for line in lines), run.messages
+    assert sorted(line.split()[0] for line in lines) == sorted(f"<{h.name}>" for h in hosts), lines
     assert sorted(p.name for p in over.iterdir()) == ["h1"]
     assert [p.name for p in (over / "h1").iterdir()] == ["theirs"]
     assert (over / "h1" / "theirs").read_text() == "kept\n"
+
+
+def test_a_refusal_on_a_server_reaches_the_client(servers, tmp_path):
+    """A job the engine refuses on a fio server says why at the client, as
+    fio's own messages do: the line is not left on the server's stderr."""
+    (host,) = servers(1)
+    text = job(tmp_path, ("pool",)).replace("pm_files=30", "pm_files=abc")
+    run = fio_client([host], text, tmp_path, check=False, timeout=TIMEOUT)
+    assert "mdfio: pm_files=abc: expected" in run.messages, run.messages
