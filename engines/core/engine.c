@@ -449,16 +449,18 @@ void mdfio_get_ioengine(struct ioengine_ops **ops, const struct mdfio_backend *b
 			be->name, MDFIO_FIO_VERSION);
 		return;
 	}
+	/* from here the loader is fio, whose log_err and is_backend every
+	 * release has: a fio server's line reaches its client */
 	if (strcmp(running, MDFIO_FIO_VERSION)) {
-		fprintf(stderr, "mdfio: %s was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)\n",
-			be->name, MDFIO_FIO_VERSION, running);
+		mdfio_notice("%s was built for %s but this fio is %s; rebuild it against the source of this fio (meson setup -Dfio_src=...)",
+			     be->name, MDFIO_FIO_VERSION, running);
 		return;
 	}
 	for (i = 0; mdfio_core_options[i].name; i++)
 		all[n++] = mdfio_core_options[i];
 	for (i = 0; be->options && be->options[i].name; i++) {
 		if (n + 1 >= sizeof(all) / sizeof(all[0])) {
-			fprintf(stderr, "mdfio: %s: more options than the core's table holds\n", be->name);
+			mdfio_notice("%s: more options than the core's table holds", be->name);
 			return;
 		}
 		all[n++] = be->options[i];

@@ -16,7 +16,7 @@ import pytest
 
 import mdfio.fio
 from conftest import (SANITIZER_REPORT, but_killed_updates, edit_status, engine_opts, engine_path,
-                      expected, fio_env, job, kill_fio_when, not_on_s3, old_status, run_fio, store_view)
+                      expected, fio_client, fio_env, job, kill_fio_when, not_on_s3, old_status, run_fio, store_view)
 
 D, P, I = 3, 8, 3
 
@@ -557,13 +557,20 @@ def test_bad_option_gives_one_clear_line(tmpfs, tmp_path, extra, needle, engine)
     assert store_view(tmpfs, engine).entries() == []
 
 
-def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
+def built_for_another_fio(tmp_path, engine):
+    """(a copy of engine's shared object that names another fio release as
+    the one it was built for, that release, the running fio's)."""
     running = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     fake = "fio-0." + "9" * (len(running) - 6)
     blob = engine_path(engine).read_bytes()
     assert blob.count(running.encode() + b"\0") >= 1
     patched = tmp_path / f"mdfio-{engine}-other.so"
     patched.write_bytes(blob.replace(running.encode() + b"\0", fake.encode() + b"\0"))
+    return patched, fake, running
+
+
+def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
+    patched, fake, running = built_for_another_fio(tmp_path, engine)
     text = f"[j]\nioengine=external:{patched}\ndirectory={tmpfs}\nphase=precreate\n" + "".join(
         f"{k}={v}\n" for k, v in engine_opts(engine).items())
     run = run_fio(text, tmp_path, check=False)
@@ -571,6 +578,17 @@ def test_version_mismatch_is_refused(tmp_path, tmpfs, engine):
     ours = run.mdfio_lines()
     assert len(ours) == 1 and f"built for {fake} but this fio is {running}" in ours[0], run.stderr
     assert store_view(tmpfs, engine).entries() == []
+
+
+def test_version_mismatch_on_a_server_reaches_the_client(tmp_path, tmpfs, servers):
+    """A host whose fio is another release than the engine's says why at
+    the client, not only that the engine is not loadable."""
+    (host,) = servers(1)
+    patched, fake, running = built_for_another_fio(tmp_path, "posix")
+    run = fio_client([host], f"[j]\nioengine=external:{patched}\ndirectory={tmpfs}\nphase=precreate\n", tmp_path,
+                     timeout=60)
+    assert f"mdfio: mdfio-posix was built for {fake} but this fio is {running}" in run.messages, run.messages
+    assert list(tmpfs.iterdir()) == []
 
 
 def test_enghelp_lists_every_option(engine):
