@@ -737,16 +737,28 @@ static void waiter_unlock(struct mdfio_rankfile_waiter *w)
 	mdfio_robust_unlock(&w->lock);
 }
 
-/* Tells the waiting siblings what the header of the file with id says. */
+/* Tells the waiting siblings what the header of the file with id says.
+ * A header read earlier than the one published last never takes back what
+ * that one told: a rank publishes the header of its arrival only after it
+ * has entered the fence, by which time the poller may have published the
+ * release and left for the next barrier, and a sibling still waiting would
+ * then see its barrier unreleased with nobody left to poll for it (the
+ * poller waits for the next fence, which needs that sibling). */
 static void publish(struct mdfio_rankfile_waiter *w, const char *id, const struct header *h)
 {
 	if (!w)
 		return;
 	waiter_lock(w);
-	memcpy(w->id, id, sizeof(w->id));
-	w->released = h->released;
-	w->failed = h->failed;
-	w->max = h->max;
+	if (memcmp(w->id, id, sizeof(w->id))) {
+		memcpy(w->id, id, sizeof(w->id));
+		w->released = w->failed = 0;
+	}
+	if (h->released >= w->released) {
+		w->released = h->released;
+		w->max = h->max;
+	}
+	if (h->failed > w->failed)
+		w->failed = h->failed;
 	waiter_unlock(w);
 	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
 	syscall(RF_SYS_FUTEX, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

@@ -393,6 +393,93 @@ static unsigned int reap_by(const pid_t *children, unsigned int n, int want, dou
 	return bad;
 }
 
+/* Steps of late_arrival, in memory its processes share: rank 0 waits at
+ * barrier 1, then at barrier 2 (counted by its rf->waiting); rank 1 is in
+ * the fence of barrier 1; rank 2 has passed barrier 1; and whether every
+ * step came in the order the case needs. */
+enum { LATE_WAITS_1, LATE_WAITS_2, LATE_IN_FENCE, LATE_PASSED, LATE_IN_ORDER, LATE_STEPS };
+
+/* The fence of late_arrival's fio: barrier 1's completes while the rank
+ * that entered it (the fio's last to arrive) is held inside it, as a busy
+ * machine may hold it, until its sibling has passed the barrier and waits
+ * at the next one; later barriers have no collective (the file is polled). */
+static int held_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wake)
+{
+	unsigned int *steps = arg;
+	int in_order;
+
+	if (round != 1)
+		return 1;
+	__atomic_store_n(&steps[LATE_IN_FENCE], 1, __ATOMIC_SEQ_CST);
+	in_order = await_count(steps, LATE_PASSED);
+	__atomic_store_n(fenced, round, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(wake, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	in_order &= await_count(steps, LATE_WAITS_2);
+	__atomic_store_n(&steps[LATE_IN_ORDER], (unsigned int)in_order, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* A fio of ranks 0 and 1 with a fence, and rank 2 alone. Rank 0 waits at
+ * barrier 1; rank 1 arrives, the last of its fio, and enters the fence;
+ * rank 2 arrives last of all and releases the barrier; the fence completes,
+ * and rank 0, its fio's poller, reads the release, passes, and waits at
+ * barrier 2 for the next fence, which rank 1 enters only once it has
+ * passed barrier 1 too. Only then does rank 1 come out of the fence and
+ * tell its sibling the header it read when it arrived: what its poller
+ * published since must stand, or rank 1 would wait for a release nobody
+ * polls for until its poller probes the file at half the timeout. */
+static void late_arrival(const char *dir)
+{
+	unsigned int *steps = mmap(NULL, sizeof(unsigned int) * LATE_STEPS, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct mdfio_rankfile_fence fence = { held_enter, steps };
+	struct mdfio_rankfile res;
+	char msg[256];
+	pid_t jobs[3];
+	uint32_t r;
+	unsigned int bad;
+	int fd = dirfd_of(dir);
+
+	CHECK(!mdfio_rankfile_reserve(&res, fd, 0, 2, "h", NULL, msg, sizeof(msg)), "reserve: %s", msg);
+	res.fence = &fence;
+	for (r = 0; r < 3; r++) {
+		jobs[r] = fork();
+		if (jobs[r])
+			continue;
+		struct mdfio_rankfile rf;
+		uint64_t b1 = 0, b2 = 0;
+
+		if (r < 2 ? mdfio_rankfile_claim_reserved(&rf, fd, r, 3, 2, "h", &res, NULL, msg, sizeof(msg))
+			  : mdfio_rankfile_claim(&rf, fd, r, 3, 1, "h2", msg, sizeof(msg)))
+			_exit(2);
+		if (r == 1 && !await_count(steps, LATE_WAITS_1))
+			_exit(6);
+		if (r == 2 && !await_count(steps, LATE_IN_FENCE))
+			_exit(6);
+		rf.waiting = r == 0 ? count_shared : NULL;
+		rf.waiting_arg = &steps[LATE_WAITS_1];
+		/* a probe (half the timeout) only after the test gave up */
+		if (mdfio_rankfile_barrier(&rf, "p", 120000, &b1, NULL, NULL, msg, sizeof(msg)))
+			_exit(3);
+		if (r == 2)
+			__atomic_store_n(&steps[LATE_PASSED], 1, __ATOMIC_SEQ_CST);
+		rf.waiting_arg = &steps[LATE_WAITS_2];
+		if (mdfio_rankfile_barrier(&rf, "p", 120000, &b2, NULL, NULL, msg, sizeof(msg)))
+			_exit(3);
+		mdfio_rankfile_release(&rf, fd, NULL, NULL);
+		_exit(b1 == 1 && b2 == 2 ? 0 : 5);
+	}
+	bad = reap_by(jobs, 3, 0, seconds_now() + 20);
+	CHECK(!bad, "%u of 3 ranks did not pass both barriers while a rank was held in its fence", bad);
+	CHECK(steps[LATE_IN_ORDER], "the ranks did not take the steps of a late arrival in order");
+	mdfio_rankfile_unreserve(&res, fd, 0, 2, NULL, NULL);
+	/* a rank killed above leaves its file */
+	unlinkat(fd, MDFIO_RANKFILE_NAME, 0);
+	close(fd);
+	munmap(steps, sizeof(unsigned int) * LATE_STEPS);
+}
+
 /* A fio of 3 ranks (0-2) and one of 1 (rank 3), with a join_timeout of 1 s:
  * rank 3 claims its rank and stays busy; rank 0 waits first at a barrier,
  * so it polls the file for its fio; then ranks 1 and 2 wait. Rank 3
@@ -619,6 +706,7 @@ int main(void)
 	fenced_lockstep(dir, 3, 0);
 	fenced_lockstep(dir, 3, 1);
 	fenced_lockstep(dir, 3, 2);
+	late_arrival(dir);
 	named_run_failure(fd);
 
 	/* a wait that makes no progress for the timeout says what it sees,
