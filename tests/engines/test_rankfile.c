@@ -256,6 +256,7 @@ static struct fake_launcher *launcher;
 static int fake_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wake)
 {
 	struct fake_launcher *l = arg;
+	uint64_t was;
 
 	if (l->mode == 2 || round > FENCE_ROUNDS)
 		return 1;
@@ -271,7 +272,15 @@ static int fake_enter(void *arg, uint64_t round, uint64_t *fenced, uint32_t *wak
 	if (l->mode == 0)
 		usleep(FENCE_DELAY_US);
 	__atomic_store_n(&l->completed[round], 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(fenced, round, __ATOMIC_SEQ_CST);
+	/* never back to an earlier round, as launcher.c's one agent, which
+	 * completes a fio's fences one at a time in the order entered: here
+	 * the agent of the round before may end last (a fio that released a
+	 * barrier passes it without its fence), and a round taken back would
+	 * leave its waiting ranks to the lock probe at half the timeout */
+	was = __atomic_load_n(fenced, __ATOMIC_SEQ_CST);
+	while (was < round &&
+	       !__atomic_compare_exchange_n(fenced, &was, round, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
 	__atomic_add_fetch(wake, 1, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	_exit(0);
