@@ -26,6 +26,9 @@ static int inside;	/* threads inside the allocator */
 #define THREAD_LOCAL __thread __attribute__((tls_model("initial-exec")))
 static THREAD_LOCAL volatile int depth;	/* a signal handler's allocation nests */
 static THREAD_LOCAL volatile int resolving;	/* dlsym allocates */
+/* the thread in fork(): the atfork handlers it runs there may allocate,
+ * while every other thread is kept out */
+static THREAD_LOCAL volatile int forker;
 
 /* What dlsym allocates while the runtime's functions are looked up,
  * never freed. */
@@ -60,7 +63,7 @@ static void *next(const char *name)
 
 static void enter(void)
 {
-	if (depth++)
+	if (depth++ || forker)
 		return;
 	for (;;) {
 		while (__atomic_load_n(&forking, __ATOMIC_SEQ_CST))
@@ -74,7 +77,7 @@ static void enter(void)
 
 static void leave(void)
 {
-	if (!--depth)
+	if (!--depth && !forker)
 		__atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -163,7 +166,9 @@ pid_t fork(void)
 	 * this thread counts that one */
 	while (__atomic_load_n(&inside, __ATOMIC_SEQ_CST) > (depth > 0))
 		sched_yield();
+	forker = 1;
 	pid = real();
+	forker = 0;
 	__atomic_store_n(&forking, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&one, 0, __ATOMIC_RELEASE);
 	return pid;

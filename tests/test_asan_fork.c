@@ -72,9 +72,20 @@ static int stuck(pid_t pid)
 	return 1;
 }
 
+/* fork()'s handlers run inside it, in the forking thread, and may
+ * allocate (as libraries' handlers do) */
+static void allocate(void)
+{
+	char *volatile p = malloc(64);
+
+	free(p);
+}
+
 int main(void)
 {
 	pthread_t thread;
+
+	CHECK(!pthread_atfork(allocate, allocate, allocate), "pthread_atfork");
 
 	CHECK(!pthread_create(&thread, NULL, churn, NULL), "pthread_create");
 	for (int i = 0; i < FORKS && !failures; i++) {
