@@ -85,7 +85,7 @@ static int parse_num(const char *name, const char *given, long long def, long lo
 			end++;
 	}
 	if (!*s || *end || end == s || errno || !scale || v > hi / scale || v * scale < lo)
-		return pm_fail("%s=%s: expected %s from %lld to %lld", name, given,
+		return mdfio_error("%s=%s: expected %s from %lld to %lld", name, given,
 			    sizes ? "a size (k, m, g: 1024s)" : "an integer", lo, hi);
 	*out = v * scale;
 	return 0;
@@ -107,7 +107,7 @@ static int parse_bool(const char *name, const char *given, int def, int *out)
 			*out = i >= 4;
 			return 0;
 		}
-	return pm_fail("%s=%s: expected true or false (1, 0, yes, no, on, off)", name, given);
+	return mdfio_error("%s=%s: expected true or false (1, 0, yes, no, on, off)", name, given);
 }
 
 #define OPT(n, field, text) {						\
@@ -138,7 +138,7 @@ static int cb_root(void *data, const char *s)
 	const char *v = pick(s, buf, sizeof(buf));
 
 	if (!*v)
-		return pm_fail("root=%s: expected a directory", s);
+		return mdfio_error("root=%s: expected a directory", s);
 	if (td) {
 		free(td->o.directory);
 		td->o.directory = strdup(v);
@@ -201,11 +201,11 @@ static int read_io(const struct pm_eo *eo, struct pm_job *j)
 		if (!strcmp(s, io_paths[i]->name))
 			j->io = io_paths[i];
 	if (s && strcmp(s, j->io->name))
-		return pm_fail("pm_io=%s: expected sync or uring", eo->io);
+		return mdfio_error("pm_io=%s: expected sync or uring", eo->io);
 	/* stdio's buffer decides when a system call is made, one at a time
 	 * in the caller's thread: nothing of it can be in flight on a ring */
 	if (j->io != &pm_io_sync && j->p.buffered)
-		return pm_fail("pm_io=%s: expected pm_buffering=false (C stdio, postmark's buffered mode, is synchronous)",
+		return mdfio_error("pm_io=%s: expected pm_buffering=false (C stdio, postmark's buffered mode, is synchronous)",
 			       j->io->name);
 	return 0;
 }
@@ -223,7 +223,7 @@ static int read_options(struct thread_data *td, struct pm_job *j)
 	for (i = 0; ph && i < 3 && strcmp(ph, phase_names[i]); i++)
 		;
 	if (!ph || i == 3)
-		return pm_fail("phase=%s: expected pool, transactions or delete", ph ? eo->phase : "");
+		return mdfio_error("phase=%s: expected pool, transactions or delete", ph ? eo->phase : "");
 	j->phase = (enum phase)i;
 	*p = (struct mdfio_pm_params)MDFIO_PM_DEFAULTS;
 	if (parse_num("pm_files", eo->files, p->number, 1, MDFIO_PM_MAX, 0, &v[0]) ||
@@ -249,12 +249,12 @@ static int read_options(struct thread_data *td, struct pm_job *j)
 	p->bias_create = (int)v[8];
 	p->seed = (uint32_t)v[9];
 	if (p->size_high < p->size_low)
-		return pm_fail("pm_size_high=%u: expected at least pm_size_low=%u", p->size_high, p->size_low);
+		return mdfio_error("pm_size_high=%u: expected at least pm_size_low=%u", p->size_high, p->size_low);
 	if ((why = mdfio_pm_check(p)))
-		return pm_fail("postmark parameters: %s", why);
+		return mdfio_error("postmark parameters: %s", why);
 	if (p->transactions < 10)
 		/* postmark itself divides by T/10 and dies of SIGFPE */
-		return pm_fail("pm_transactions=%u: expected 10 or more (postmark dies below that)",
+		return mdfio_error("pm_transactions=%u: expected 10 or more (postmark dies below that)",
 			    p->transactions);
 	return read_io(eo, j);
 }
@@ -277,11 +277,11 @@ static int place_host(struct thread_data *td, struct pm_job *j)
 	j->host[sizeof(j->host) - 1] = '\0';
 	if (mdfio_world_find(&w, 1, hosts, j->host, (const char *(*)(const char *))getenv,
 			     msg, sizeof(msg)))
-		return pm_fail("%s", msg);
+		return mdfio_error("%s", msg);
 	j->host_index = w.base;
 	j->hosts = w.total;
 	if (j->p.seed > INT32_MAX - j->host_index)
-		return pm_fail("pm_seed=%u: expected at most %u with hosts= of %u hosts (host %u runs seed pm_seed + %u)",
+		return mdfio_error("pm_seed=%u: expected at most %u with hosts= of %u hosts (host %u runs seed pm_seed + %u)",
 			       j->p.seed, (unsigned int)(INT32_MAX - (j->hosts - 1)), j->hosts,
 			       j->host_index, j->host_index);
 	j->p.seed += j->host_index;
@@ -302,7 +302,7 @@ static int reach_phase(struct pm_job *j, char *source, uint64_t *count)
 	if (j->pm_ready)
 		mdfio_pm_free(&j->pm);
 	if (mdfio_pm_init(&j->pm, &j->p, source))
-		return pm_fail("out of memory for postmark's table of %u files", 2 * j->p.number);
+		return mdfio_error("out of memory for postmark's table of %u files", 2 * j->p.number);
 	j->pm_ready = 1;
 	j->have_next = 0;
 	while (mdfio_pm_next(&j->pm, &op))
@@ -328,7 +328,7 @@ static int whole_run(const struct mdfio_pm_params *p, char *line, size_t len)
 	struct mdfio_pm_op op;
 
 	if (mdfio_pm_init(&pm, p, NULL))
-		return pm_fail("out of memory for postmark's table of %u files", 2 * p->number);
+		return mdfio_error("out of memory for postmark's table of %u files", 2 * p->number);
 	while (mdfio_pm_next(&pm, &op))
 		;
 	snprintf(line, len, "files=%u transactions=%u; created=%u read=%u appended=%u deleted=%u alone=%u out=%d bytes=%.0f/%.0f",
@@ -365,10 +365,10 @@ static int engine_setup(struct thread_data *td)
 	if (read_options(td, &j) || place_host(td, &j))
 		return 1;
 	if (td->o.numjobs > 1)
-		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
+		return mdfio_error("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	if (td->o.td_ddir != (j.phase == PHASE_POOL ? TD_DDIR_WRITE :
 			      j.phase == PHASE_TRANSACTIONS ? TD_DDIR_READ : TD_DDIR_TRIM))
-		return pm_fail("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
+		return mdfio_error("rw: phase=%s takes rw=%s (or none)", phase_names[j.phase],
 			    j.phase == PHASE_POOL ? "write" : j.phase == PHASE_TRANSACTIONS ? "read" : "trim");
 	for (d = 0; d < DDIR_RWDIR_CNT; d++)
 		td->o.bs[d] = td->o.min_bs[d] = td->o.max_bs[d] = 1;
@@ -403,20 +403,20 @@ static int claim_empty_root(struct pm_job *j, const char *params)
 	size_t len = strlen(params);
 
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
-		return pm_fail("directory=%s: cannot list it: %s", j->root, strerror(errno));
+		return mdfio_error("directory=%s: cannot list it: %s", j->root, strerror(errno));
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
 			char name[NAME_MAX + 1];
 
 			snprintf(name, sizeof(name), "%s", e->d_name);
 			closedir(d);
-			return pm_fail("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
+			return mdfio_error("directory=%s: not empty (it holds %s): mdfio-postmark's pool starts in an empty directory and touches nothing it did not make",
 				    j->root, name);
 		}
 	closedir(d);
 	fd = mdfio_sys_open_create(j->root_fd, MARK, 0);
 	if (fd < 0 || write(fd, params, len) != (ssize_t)len || close(fd))
-		return pm_fail("%s/%s: cannot write it: %s", j->root, MARK, strerror(errno));
+		return mdfio_error("%s/%s: cannot write it: %s", j->root, MARK, strerror(errno));
 	return 0;
 }
 
@@ -432,10 +432,10 @@ static int check_mark(struct pm_job *j, const char *params)
 		close(fd);
 	}
 	if (fd < 0 || n < 0)
-		return pm_fail("directory=%s: no %s in it: run phase=pool there first", j->root, MARK);
+		return mdfio_error("directory=%s: no %s in it: run phase=pool there first", j->root, MARK);
 	got[n] = '\0';
 	if (strcmp(got, params))
-		return pm_fail("directory=%s: its pool ran with other parameters (%s holds \"%.*s\")",
+		return mdfio_error("directory=%s: its pool ran with other parameters (%s holds \"%.*s\")",
 			    j->root, MARK, (int)strcspn(got, "\n"), got);
 	return 0;
 }
@@ -447,7 +447,7 @@ static int open_dirs(struct pm_job *j)
 
 	j->dir_fds = malloc(n * sizeof(*j->dir_fds));
 	if (!j->dir_fds)
-		return pm_fail("out of memory");
+		return mdfio_error("out of memory");
 	for (k = 0; k < n; k++)
 		j->dir_fds[k] = -1;
 	if (j->p.subdirectories <= 1) {
@@ -457,10 +457,10 @@ static int open_dirs(struct pm_job *j)
 	for (k = 0; k < n; k++) {
 		snprintf(name, sizeof(name), "s%u", k);
 		if (j->phase == PHASE_POOL && mkdirat(j->root_fd, name, DIR_MODE))
-			return pm_fail("%s/%s: cannot make it: %s", j->root, name, strerror(errno));
+			return mdfio_error("%s/%s: cannot make it: %s", j->root, name, strerror(errno));
 		j->dir_fds[k] = openat(j->root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (j->dir_fds[k] < 0)
-			return pm_fail("%s/%s: cannot open it: %s", j->root, name, strerror(errno));
+			return mdfio_error("%s/%s: cannot open it: %s", j->root, name, strerror(errno));
 	}
 	return 0;
 }
@@ -475,12 +475,12 @@ static void remove_own(struct pm_job *j)
 	for (k = 0; j->p.subdirectories > 1 && k < j->p.subdirectories; k++) {
 		snprintf(name, sizeof(name), "s%u", k);
 		if (unlinkat(j->root_fd, name, AT_REMOVEDIR))
-			pm_fail("%s/%s: left: %s", j->root, name, strerror(errno));
+			mdfio_error("%s/%s: left: %s", j->root, name, strerror(errno));
 	}
 	if (unlinkat(j->root_fd, PM_NOT_MADE_RECORD, 0) && errno != ENOENT)
-		pm_fail("%s/%s: left: %s", j->root, PM_NOT_MADE_RECORD, strerror(errno));
+		mdfio_error("%s/%s: left: %s", j->root, PM_NOT_MADE_RECORD, strerror(errno));
 	if (unlinkat(j->root_fd, MARK, 0))
-		pm_fail("%s/%s: left: %s", j->root, MARK, strerror(errno));
+		mdfio_error("%s/%s: left: %s", j->root, MARK, strerror(errno));
 }
 
 /* ------------------------------------------------------- the operations */
@@ -597,11 +597,11 @@ static int open_root(struct thread_data *td, struct pm_job *j)
 		snprintf(name, sizeof(name), "h%u", j->host_index);
 		snprintf(j->root, sizeof(j->root), "%s/%s", base, name);
 		if (j->phase == PHASE_POOL && mkdirat(j->base_fd, name, DIR_MODE) && errno != EEXIST)
-			return pm_fail("%s: cannot make it: %s", j->root, strerror(errno));
+			return mdfio_error("%s: cannot make it: %s", j->root, strerror(errno));
 		j->root_fd = openat(j->base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (j->root_fd < 0)
-		return pm_fail("directory=%s: %s", j->root,
+		return mdfio_error("directory=%s: %s", j->root,
 			    errno == ENOENT || errno == ENOTDIR || errno == ELOOP ?
 			    "not an existing directory" : strerror(errno));
 	return 0;
@@ -623,7 +623,7 @@ static int prepare(struct thread_data *td, struct pm_job *j)
 	j->source = malloc(2 * (size_t)j->p.size_high);
 	j->buf = malloc(j->p.read_block);
 	if (!j->source || !j->buf)
-		return pm_fail("out of memory for %u bytes of content", 2 * j->p.size_high);
+		return mdfio_error("out of memory for %u bytes of content", 2 * j->p.size_high);
 	if (reach_phase(j, j->source, &j->units) || reach_phase(j, j->source, NULL))
 		return 1;
 	set_units(td, j->units);
@@ -667,7 +667,7 @@ static int barrier(struct thread_data *td, struct pm_job *j, unsigned int timeou
 	j->rf.waiting = answer_fio;
 	j->rf.waiting_arg = td;
 	if (mdfio_rankfile_barrier(&j->rf, phase, timeout_s * 1000u, &b, NULL, NULL, msg, sizeof(msg)))
-		return pm_fail("%s: host %u (%s), postmark %s: %s", td->o.directory, j->host_index,
+		return mdfio_error("%s: host %u (%s), postmark %s: %s", td->o.directory, j->host_index,
 			       j->host, phase_names[j->phase], msg);
 	return 0;
 }
@@ -686,16 +686,16 @@ static int init_hosts(struct thread_data *td, struct pm_job *j)
 		return 1;
 	j->base_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->base_fd < 0)
-		return pm_fail("directory=%s: %s", base,
+		return mdfio_error("directory=%s: %s", base,
 			    errno == ENOENT || errno == ENOTDIR ? "not an existing directory" : strerror(errno));
 	if (mdfio_rankfile_claim(&j->rf, j->base_fd, j->host_index, j->hosts, 1, j->host,
 				 msg, sizeof(msg)))
-		return pm_fail("directory=%s: %s", base, msg);
+		return mdfio_error("directory=%s: %s", base, msg);
 	j->claimed = 1;
 	if (barrier(td, j, (unsigned int)timeout, ""))
 		return 1;
 	if (prepare(td, j)) {
-		snprintf(msg, sizeof(msg), "host %u (%s): %s", j->host_index, j->host, pm_last_error());
+		snprintf(msg, sizeof(msg), "host %u (%s): %s", j->host_index, j->host, mdfio_last_error());
 		mdfio_rankfile_abort(&j->rf, msg);
 		return 1;
 	}
@@ -708,7 +708,7 @@ static int init_hosts(struct thread_data *td, struct pm_job *j)
 			remove_own(j);
 			snprintf(name, sizeof(name), "h%u", j->host_index);
 			if (unlinkat(j->base_fd, name, AT_REMOVEDIR))
-				pm_fail("%s: left: %s", j->root, strerror(errno));
+				mdfio_error("%s: left: %s", j->root, strerror(errno));
 		}
 		return 1;
 	}
@@ -722,7 +722,7 @@ static int init_job(struct thread_data *td, struct pm_job *j)
 		return 1;
 	/* a clone has numjobs 1: its subjob number tells it is one */
 	if (td->o.numjobs > 1 || td->subjob_number)
-		return pm_fail("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
+		return mdfio_error("numjobs: expected 1 (mdfio-postmark runs postmark's one process)");
 	return j->hosts ? init_hosts(td, j) : prepare(td, j);
 }
 
@@ -731,7 +731,7 @@ static int engine_init(struct thread_data *td)
 	struct pm_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
-		return pm_fail("out of memory");
+		return mdfio_error("out of memory");
 	j->root_fd = -1;
 	j->record_fd = -1;
 	j->base_fd = -1;
@@ -816,14 +816,14 @@ static void engine_cleanup(struct thread_data *td)
 		if (!j->err[k].count)
 			continue;
 		errors += j->err[k].count;
-		pm_fail("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
+		mdfio_error("postmark %s: %" PRIu64 " %s errors (first: %s/%s: %s)", phase_names[j->phase],
 		     j->err[k].count, mdfio_pm_kind_names[k], j->root, j->err[k].first_name,
 		     j->err[k].first_errno == PM_ERR_NOT_MADE ?
 		     "not performed: its create failed, the file there is not mdfio's" :
 		     strerror(j->err[k].first_errno));
 	}
 	if (j->units && j->done != j->units && !td->error)
-		pm_fail("postmark %s stopped after %" PRIu64 " of %" PRIu64 " operations",
+		mdfio_error("postmark %s stopped after %" PRIu64 " of %" PRIu64 " operations",
 		     phase_names[j->phase], j->done, j->units);
 	if ((errors || j->done != j->units) && !td->error)
 		td_verror(td, EIO, "mdfio-postmark");
@@ -837,7 +837,7 @@ static void engine_cleanup(struct thread_data *td)
 		/* the pool made h<index>: it goes if nothing else is in it */
 		snprintf(name, sizeof(name), "h%u", j->host_index);
 		if (unlinkat(j->base_fd, name, AT_REMOVEDIR))
-			pm_fail("%s: left: %s", j->root, strerror(errno));
+			mdfio_error("%s: left: %s", j->root, strerror(errno));
 	}
 	for (k = 0; j->dir_fds && j->p.subdirectories > 1 && k < j->p.subdirectories; k++)
 		if (j->dir_fds[k] >= 0)

@@ -2,7 +2,6 @@
  * where it is, and what its end is accounted as (postmark_job.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,6 @@
 
 #include <inttypes.h>
 
-#include "backend.h"
 #include "postmark_job.h"
 
 /* the slot of each kind of operation, and the headline slot of each phase */
@@ -27,28 +25,6 @@ uint64_t pm_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* the job's last error line, which hosts= hands the other hosts */
-static __thread char last_error[2048];
-
-const char *pm_last_error(void)
-{
-	return last_error;
-}
-
-int pm_fail(const char *fmt, ...)
-{
-	char *line = last_error;
-	size_t len = sizeof(last_error);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, len, fmt, ap);
-	va_end(ap);
-	/* core/error.c's printer: a fio server sends it to its client */
-	mdfio_notice("%s", line);
-	return 1;
 }
 
 int pm_next_op(struct pm_job *j, struct mdfio_pm_op *op)
@@ -70,7 +46,7 @@ static int mark_not_made(struct pm_job *j, uint64_t file)
 	if (!file || file >= bits)
 		return 0;
 	if (!j->not_made && !(j->not_made = calloc((bits + 63) / 64, sizeof(uint64_t))))
-		return -pm_fail("out of memory for the failed creates of %" PRIu64 " files", bits - 1);
+		return -mdfio_error("out of memory for the failed creates of %" PRIu64 " files", bits - 1);
 	j->not_made[file / 64] |= 1ull << (file % 64);
 	return 1;
 }
@@ -91,7 +67,7 @@ void pm_create_failed(struct pm_job *j, const struct mdfio_pm_op *op)
 				      (j->record_found ? 0 : O_CREAT | O_EXCL), 0664);
 	/* one write per name: O_APPEND keeps each line whole */
 	if (j->record_fd < 0 || write(j->record_fd, line, (size_t)n) != n)
-		pm_fail("%s/%s: cannot record that %.*s is not mdfio's (%s): a later phase may touch it",
+		mdfio_error("%s/%s: cannot record that %.*s is not mdfio's (%s): a later phase may touch it",
 			j->root, PM_NOT_MADE_RECORD, n - 1, line, strerror(errno));
 	errno = saved;
 }
@@ -107,12 +83,12 @@ int pm_read_not_made(struct pm_job *j)
 	FILE *f;
 
 	if (fd < 0)
-		return errno == ENOENT ? 0 : pm_fail("%s/%s: cannot read it: %s", j->root,
+		return errno == ENOENT ? 0 : mdfio_error("%s/%s: cannot read it: %s", j->root,
 						     PM_NOT_MADE_RECORD, strerror(errno));
 	j->record_found = 1;
 	if (!(f = fdopen(fd, "r"))) {
 		close(fd);
-		return pm_fail("out of memory");
+		return mdfio_error("out of memory");
 	}
 	while (!ret && getline(&line, &cap, f) > 0) {
 		unsigned long long file;
@@ -125,7 +101,7 @@ int pm_read_not_made(struct pm_job *j)
 		if (end != num && *end == '\n' && !errno)
 			marked = mark_not_made(j, file);
 		if (!marked)
-			ret = pm_fail("%s/%s: line %u: expected a file name of this pool's sequence",
+			ret = mdfio_error("%s/%s: line %u: expected a file name of this pool's sequence",
 				      j->root, PM_NOT_MADE_RECORD, n);
 		else if (marked < 0)
 			ret = 1;

@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #include "fio_compat.h"
+/* the engine's error lines: core/error.c's (a fio server sends them to
+ * its client; hosts= hands the last one to the other hosts) */
+#include "job.h"
 
 #include "postmark.h"
 #include "rankfile.h"
@@ -91,9 +94,6 @@ void pm_create_failed(struct pm_job *j, const struct mdfio_pm_op *op);
 int pm_read_not_made(struct pm_job *j);
 
 uint64_t pm_now_ns(void);
-int pm_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The last line pm_fail printed in this thread ("" if none). */
-const char *pm_last_error(void);
 /* The phase's next operation into *op: 0 once it has none. */
 int pm_next_op(struct pm_job *j, struct mdfio_pm_op *op);
 /* The descriptor of op's directory, and op's name in it, into name. */

@@ -305,10 +305,10 @@ static int need_opcodes(struct io_uring *ring)
 	int ret = 0;
 
 	if (!probe)
-		return pm_fail("pm_io=uring: this kernel cannot list its io_uring opcodes (Linux 5.6); use pm_io=sync");
+		return mdfio_error("pm_io=uring: this kernel cannot list its io_uring opcodes (Linux 5.6); use pm_io=sync");
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !ret; i++)
 		if (!io_uring_opcode_supported(probe, ops[i].op))
-			ret = pm_fail("pm_io=uring: this kernel's io_uring has no IORING_OP_%s; use pm_io=sync",
+			ret = mdfio_error("pm_io=uring: this kernel's io_uring has no IORING_OP_%s; use pm_io=sync",
 				      ops[i].name);
 	io_uring_free_probe(probe);
 	return ret;
@@ -321,7 +321,7 @@ static int uring_init(struct thread_data *td, struct pm_job *j)
 	int ret;
 
 	if (!ur)
-		return pm_fail("out of memory");
+		return mdfio_error("out of memory");
 	j->io_data = ur;
 	ur->nr = n;
 	ur->slot = calloc(n, sizeof(*ur->slot));
@@ -329,13 +329,13 @@ static int uring_init(struct thread_data *td, struct pm_job *j)
 	ur->ready = calloc(n, sizeof(*ur->ready));
 	ur->bufs = malloc((size_t)n * j->p.read_block);
 	if (!ur->slot || !ur->unsent || !ur->ready || !ur->bufs)
-		return pm_fail("out of memory for %u read blocks of %u bytes", n, j->p.read_block);
+		return mdfio_error("out of memory for %u read blocks of %u bytes", n, j->p.read_block);
 	for (unsigned int i = 0; i < n; i++)
 		ur->slot[i].buf = ur->bufs + (size_t)i * j->p.read_block;
 	ret = io_uring_queue_init(n, &ur->ring, 0);
 	if (ret) {
 		ur->nr = 0;
-		return pm_fail("pm_io=uring: cannot set up a ring of %u entries: %s", n, strerror(-ret));
+		return mdfio_error("pm_io=uring: cannot set up a ring of %u entries: %s", n, strerror(-ret));
 	}
 	return need_opcodes(&ur->ring);
 }
