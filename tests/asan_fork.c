@@ -6,7 +6,7 @@
  * allocates (its status and disk-statistics ticks), and a fork at the
  * moment that thread holds a size class's lock leaves the job that lock
  * held by nobody: the job hangs at its first allocation of that class
- * (tests/test_asan_fork.py shows it without this shim). Every allocation
+ * (tests/test_asan_fork.c shows it without this shim). Every allocation
  * the runtime makes on a program's behalf enters through one of the
  * functions below, and fork() lets none in while it copies the process. */
 #define _GNU_SOURCE
